@@ -1,0 +1,3 @@
+"""What the project's own tests need: pytester, and where the shared APPS data lives."""
+
+pytest_plugins = ["pytester"]

@@ -1,0 +1,87 @@
+"""Plain-data results: what the executor saw (`Outcome`) and what the judge decided (`Verdict`).
+
+Both cross process boundaries (executor child -> parent, xdist worker -> controller), so they hold only
+str, int, float, bool and None, and convert to and from dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# How a run of one program on one input ended, as seen from outside the child.
+RUN_EXITED = "exited"  # the program ended by itself (any exit status)
+RUN_SIGNALED = "signaled"  # killed by a signal it raised or received (segfault, abort, ...)
+RUN_TIMEOUT = "timeout"  # wall clock or CPU limit reached
+RUN_MEMORY = "memory"  # address-space limit reached (MemoryError or allocation failure)
+RUN_OUTPUT_LIMIT = "output_limit"  # wrote more than the output limit
+RUN_COMPILE_ERROR = "compile_error"  # the program does not compile; it was not run
+RUN_HARNESS_ERROR = "harness_error"  # the executor itself failed; not the candidate's fault
+
+# Verdict kinds, one per way a test can end. "pass" is the only success.
+PASS = "pass"
+WRONG_ANSWER = "wrong_answer"
+RUNTIME_ERROR = "runtime_error"
+TIMEOUT = "timeout"
+MEMORY_LIMIT = "memory_limit"
+OUTPUT_LIMIT = "output_limit"
+COMPILE_ERROR = "compile_error"
+NO_CODE = "no_code"
+FAILURE_KINDS = (
+    WRONG_ANSWER,
+    RUNTIME_ERROR,
+    TIMEOUT,
+    MEMORY_LIMIT,
+    OUTPUT_LIMIT,
+    COMPILE_ERROR,
+    NO_CODE,
+)
+ALL_KINDS = (PASS, *FAILURE_KINDS)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one execution produced. Decided nothing: the judge turns it into a `Verdict`."""
+
+    status: str
+    exit_code: int | None = None
+    signal: int | None = None
+    stdout: str = ""  # standard-input programs: what they printed (decoded, errors replaced)
+    value_json: str | None = None  # call-based programs: the return value, serialised in the child
+    error: str = ""  # last line of the exception, or why the run was stopped
+    stderr_tail: str = ""
+    wall_time: float = 0.0
+    cpu_time: float = 0.0
+    peak_memory: int = 0  # bytes (max resident set size of the child)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's decision for one test: `kind` is PASS or a failure kind.
+
+    `step` names the cascade step that accepted a pass (e.g. "exact", "lines", "numeric");
+    `reason` says in one line why a failure failed.
+    """
+
+    kind: str
+    step: str = ""
+    reason: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.kind == PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(**data)

@@ -1,0 +1,1 @@
+"""pytest hooks for pytest-apps (placeholder until the hooks land)."""
