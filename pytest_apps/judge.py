@@ -1,0 +1,509 @@
+"""The comparison cascades: pure functions from plain data (expected output, `Outcome`) to a `Verdict`.
+
+Nothing here runs candidate code or touches pytest. The candidate's output reaches us only as text
+(`Outcome.stdout`) or as JSON text (`Outcome.value_json`, parsed here with `json.loads` and nothing else),
+so no object the candidate built can take part in a comparison.
+
+Standard-input cascade (`compare_stdin`), the first step that matches accepts:
+  "exact"    the stripped texts are equal;
+  "lines"    the lists of right-stripped lines of the stripped texts are equal;
+  "numeric"  every whitespace token on both sides is a finite decimal number, the counts are equal, and
+             ``numpy.allclose(got, expected, rtol=1e-5, atol=1e-6)`` (tolerance relative to the expected).
+
+Call-based cascade (`compare_call`):
+  "equal"        Python ``==`` (so ``True == 1`` and ``1 == 1.0``, as in the APPS harness);
+  "numeric"      both are numbers or rectangular nested lists of numbers (no bools, no strings) of the same
+                 shape, and allclose as above;
+  "set"          both are lists and equal as sets (inner lists/dicts are frozen so they can be set items);
+  "set_rounded"  both are flat lists of numbers and equal as sets of floats rounded to 3 places.
+  When the expected output is a one-element list and the whole cascade fails, the cascade is run again
+  against that element; its steps are then named "unwrap+equal", "unwrap+numeric", ...
+
+Decisions worth knowing:
+  * Numeric tokens are ASCII decimal literals only (``-1``, ``+2.``, ``.5``, ``1e-3``); ``nan``, ``inf``,
+    ``1_000``, ``0x10`` and non-ASCII digits are not numbers, and neither is a literal too large for a
+    float. A NaN never matches anything; an infinity only matches through the "exact"/"equal" steps.
+  * The numeric steps follow the reference runner exactly, including its weakness: integers are compared
+    as floats within rtol=1e-5, so ``123457`` is accepted for ``123456``. Kept for comparable numbers.
+  * Comparisons are case-sensitive and never coerce strings or bools to numbers.
+  * A malformed, absurdly deep or absurdly large return value is the candidate's failure (its code wrote
+    it), never a harness error, so a candidate cannot turn its failure into an error.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import re
+import signal as _signal
+from typing import Any
+
+import numpy as np
+
+from .outcome import (
+    COMPILE_ERROR,
+    MEMORY_LIMIT,
+    OUTPUT_LIMIT,
+    PASS,
+    RUN_COMPILE_ERROR,
+    RUN_EXITED,
+    RUN_HARNESS_ERROR,
+    RUN_MEMORY,
+    RUN_OUTPUT_LIMIT,
+    RUN_SIGNALED,
+    RUN_TIMEOUT,
+    RUNTIME_ERROR,
+    TIMEOUT,
+    WRONG_ANSWER,
+    Outcome,
+    Verdict,
+)
+
+__all__ = [
+    "ATOL",
+    "RTOL",
+    "HarnessError",
+    "compare_call",
+    "compare_stdin",
+    "cut",
+    "first_difference",
+    "judge",
+]
+
+RTOL = 1e-5
+ATOL = 1e-6
+
+# A return value whose JSON text is longer than this is not parsed (reported as an output limit).
+MAX_VALUE_JSON_CHARS = 64 * 1024 * 1024
+
+# How much of a value a failure text shows.
+CUT_CHARS = 300
+CUT_LINES = 8
+_LINE_SHOWN = 80
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+# Steps may see arbitrary data; these are the ways odd data can make them fail.
+_ODD_DATA = (RecursionError, TypeError, ValueError, OverflowError, MemoryError)
+
+
+class HarnessError(Exception):
+    """The harness itself failed (not the candidate): reported as a pytest error, not a failure."""
+
+
+# --------------------------------------------------------------------------------------------------
+# standard input
+
+
+def _expected_text(expected: Any) -> str | None:
+    """The expected stdout as text, or None when it is not usable as text.
+
+    APPS gives a str, sometimes a list of lines; lines are joined with "\\n" (one trailing newline of each
+    line is dropped first, so ``["1\\n", "2\\n"]`` and ``["1", "2"]`` mean the same).
+    """
+    if isinstance(expected, str):
+        return expected
+    if isinstance(expected, (bytes, bytearray)):
+        return bytes(expected).decode("utf-8", errors="replace")
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            return str(expected)
+        except ValueError:  # an int beyond the int-to-str digit limit
+            return None
+    if isinstance(expected, (list, tuple)):
+        parts = []
+        for item in expected:
+            text = _expected_text(item) if not isinstance(item, (list, tuple)) else None
+            if text is None:
+                return None
+            parts.append(text[:-1] if text.endswith("\n") else text)
+        return "\n".join(parts)
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip().split("\n")]
+
+
+def _numeric_tokens(tokens: list[str]) -> np.ndarray | None:
+    values = []
+    for token in tokens:
+        if _NUMBER.fullmatch(token) is None:
+            return None
+        value = float(token)  # a literal beyond float range gives inf, rejected below
+        if not math.isfinite(value):
+            return None
+        values.append(value)
+    return np.asarray(values, dtype=float)
+
+
+def compare_stdin(expected: Any, got: str) -> str | None:
+    """The name of the step that accepts `got` as `expected` ("exact", "lines", "numeric"), or None."""
+    exp = _expected_text(expected)
+    if exp is None or not isinstance(got, str):
+        return None
+    exp_s, got_s = exp.strip(), got.strip()
+    if exp_s == got_s:
+        return "exact"
+    if _lines(exp_s) == _lines(got_s):
+        return "lines"
+    exp_tokens, got_tokens = exp_s.split(), got_s.split()
+    if not exp_tokens or len(exp_tokens) != len(got_tokens):
+        return None
+    exp_nums = _numeric_tokens(exp_tokens)
+    if exp_nums is None:
+        return None
+    got_nums = _numeric_tokens(got_tokens)
+    if got_nums is None:
+        return None
+    if np.allclose(got_nums, exp_nums, rtol=RTOL, atol=ATOL):
+        return "numeric"
+    return None
+
+
+def first_difference(expected: str, got: str) -> str:
+    """One human line naming the first line where `got` differs from `expected`."""
+    exp_text = _expected_text(expected)
+    if exp_text is None:
+        exp_text = ""
+    got_text = got if isinstance(got, str) else ""
+    if not got_text.strip() and exp_text.strip():
+        return "got no output"
+    exp_lines, got_lines = _lines(exp_text), _lines(got_text)
+    for number, (e, g) in enumerate(zip(exp_lines, got_lines), start=1):
+        if e != g:
+            return f"line {number}: expected {_quote(e)}, got {_quote(g)}"
+    if len(got_lines) < len(exp_lines):
+        missing = len(exp_lines) - len(got_lines)
+        return (
+            f"got fewer lines: {len(got_lines)} instead of {len(exp_lines)}; "
+            f"line {len(got_lines) + 1} expected {_quote(exp_lines[len(got_lines)])}"
+            + (f" (and {missing - 1} more)" if missing > 1 else "")
+        )
+    if len(got_lines) > len(exp_lines):
+        extra = len(got_lines) - len(exp_lines)
+        return (
+            f"got more lines: {len(got_lines)} instead of {len(exp_lines)}; "
+            f"line {len(exp_lines) + 1} got {_quote(got_lines[len(exp_lines)])}"
+            + (f" (and {extra - 1} more)" if extra > 1 else "")
+        )
+    return "no difference line by line"
+
+
+# --------------------------------------------------------------------------------------------------
+# call-based
+
+
+def _as_float_array(value: Any) -> np.ndarray | None:
+    """A float array when `value` is a number or a rectangular nested list of numbers, else None."""
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, bool):
+            raise TypeError("bool is not a number here")
+        if isinstance(item, (int, float)):
+            number = float(item)  # OverflowError for ints beyond float range
+            if not math.isfinite(number):
+                raise ValueError("not finite")
+            return number
+        if isinstance(item, (list, tuple)):
+            return [walk(x) for x in item]
+        raise TypeError(f"{type(item).__name__} is not a number")
+
+    try:
+        return np.array(walk(value), dtype=float)  # ragged nesting raises ValueError
+    except _ODD_DATA:
+        return None
+
+
+def _freeze(value: Any) -> Any:
+    """A hashable stand-in: lists become tuples, dicts frozensets of (key, frozen value)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(x) for x in value)
+    if isinstance(value, dict):
+        return frozenset((_freeze(k), _freeze(v)) for k, v in value.items())
+    if isinstance(value, (set, frozenset)):
+        return frozenset(_freeze(x) for x in value)
+    hash(value)  # TypeError for anything else unhashable
+    return value
+
+
+def _rounded_set(value: list) -> set[float]:
+    out = set()
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise TypeError("not a number")
+        out.add(round(float(item), 3))
+    return out
+
+
+def _step_equal(expected: Any, got: Any) -> bool:
+    # Plain Python ==, like the APPS harness: True == 1 and 1 == 1.0 pass here. `got` came from
+    # json.loads, so no candidate-defined __eq__ can run.
+    return bool(expected == got)
+
+
+def _step_numeric(expected: Any, got: Any) -> bool:
+    exp, out = _as_float_array(expected), _as_float_array(got)
+    if exp is None or out is None or exp.shape != out.shape:
+        return False
+    return bool(np.allclose(out, exp, rtol=RTOL, atol=ATOL))
+
+
+def _step_set(expected: Any, got: Any) -> bool:
+    # Lists only: a str is not a set of its characters, a dict not a set of its keys.
+    if not (isinstance(expected, list) and isinstance(got, list)):
+        return False
+    return {_freeze(x) for x in expected} == {_freeze(x) for x in got}
+
+
+def _step_set_rounded(expected: Any, got: Any) -> bool:
+    if not (isinstance(expected, list) and isinstance(got, list)):
+        return False
+    return _rounded_set(expected) == _rounded_set(got)
+
+
+_CALL_STEPS = (
+    ("equal", _step_equal),
+    ("numeric", _step_numeric),
+    ("set", _step_set),
+    ("set_rounded", _step_set_rounded),
+)
+
+
+def _call_cascade(expected: Any, got: Any) -> str | None:
+    for name, step in _CALL_STEPS:
+        try:
+            if step(expected, got):
+                return name
+        except _ODD_DATA:
+            continue
+    return None
+
+
+def _lists_from_tuples(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_lists_from_tuples(x) for x in value]
+    return value
+
+
+def compare_call(expected: Any, got: Any) -> str | None:
+    """The name of the step that accepts return value `got` as `expected`, or None.
+
+    `got` is JSON-decoded (tuples already lists); tuples in `expected` are treated as lists too.
+    """
+    try:
+        expected = _lists_from_tuples(expected)
+        got = _lists_from_tuples(got)
+    except RecursionError:
+        return None
+    step = _call_cascade(expected, got)
+    if step is not None:
+        return step
+    if isinstance(expected, list) and len(expected) == 1:
+        step = _call_cascade(expected[0], got)
+        if step is not None:
+            return "unwrap+" + step
+    return None
+
+
+def _parse_int(text: str) -> int:
+    # The child has no int-to-str digit limit, so a return value may hold a longer int than
+    # int(str) accepts here; Decimal converts without that limit.
+    if len(text) <= 4000:
+        return int(text)
+    return int(decimal.Decimal(text))
+
+
+def _decode_value(value_json: str) -> Any:
+    return json.loads(value_json, parse_int=_parse_int)
+
+
+# --------------------------------------------------------------------------------------------------
+# failure texts
+
+
+def cut(text: str, max_chars: int = CUT_CHARS, max_lines: int = CUT_LINES) -> str:
+    """`text` shortened to at most `max_lines` lines and about `max_chars` characters, marked when cut."""
+    if not isinstance(text, str):
+        text = _show(text)
+    lines = text.split("\n")
+    short = "\n".join(lines[:max_lines])
+    if len(short) > max_chars:
+        short = short[:max_chars]
+    if short == text:
+        return text
+    more = f"{len(text) - len(short)} more chars"
+    if len(lines) > max_lines:
+        more += f", {len(lines)} lines in all"
+    return f"{short}... [{more}]"
+
+
+def _quote(line: str) -> str:
+    if len(line) > _LINE_SHOWN:
+        return repr(line[:_LINE_SHOWN]) + "..."
+    return repr(line)
+
+
+def _show(value: Any) -> str:
+    """A short-enough printable form of a decoded value, never raising."""
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except Exception:  # ints beyond the digit limit, NaN-free types json cannot write, depth
+        pass
+    try:
+        return repr(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _first_call_difference(expected: Any, got: Any) -> str:
+    # APPS wraps most expected values in a one-element list: show the difference against the element,
+    # unless the return value is itself a one-element list.
+    if isinstance(expected, list) and len(expected) == 1 and not (isinstance(got, list) and len(got) == 1):
+        expected = expected[0]
+    if isinstance(expected, list) and isinstance(got, list):
+        for index, (e, g) in enumerate(zip(expected, got)):
+            try:
+                same = bool(e == g)
+            except _ODD_DATA:
+                same = False
+            if not same:
+                return f"item {index}: expected {cut(_show(e), 80, 1)}, got {cut(_show(g), 80, 1)}"
+        if len(expected) != len(got):
+            return f"length: expected {len(expected)} items, got {len(got)}"
+        return "same items, not accepted"
+    if type(expected) is not type(got) and not (
+        isinstance(expected, (int, float)) and isinstance(got, (int, float))
+    ):
+        return f"type: expected {type(expected).__name__}, got {type(got).__name__}"
+    return f"expected {cut(_show(expected), 80, 1)}, got {cut(_show(got), 80, 1)}"
+
+
+def _last_line(text: str) -> str:
+    for line in reversed(text.strip().splitlines()):
+        if line.strip():
+            return cut(line.strip(), 200, 1)
+    return ""
+
+
+def _stderr_tail(text: str) -> str:
+    lines = text.rstrip().splitlines()[-CUT_LINES:]
+    tail = "\n".join(lines)
+    return tail[-CUT_CHARS * 2 :]
+
+
+def _signal_name(number: int | None) -> str:
+    if number is None:
+        return "an unknown signal"
+    try:
+        return f"{_signal.Signals(number).name} ({number})"
+    except ValueError:
+        return f"signal {number}"
+
+
+def _run_details(outcome: Outcome) -> dict[str, Any]:
+    details: dict[str, Any] = {}
+    if outcome.exit_code is not None:
+        details["exit_code"] = outcome.exit_code
+    if outcome.signal is not None:
+        details["signal"] = outcome.signal
+    if outcome.stderr_tail:
+        details["stderr_tail"] = _stderr_tail(outcome.stderr_tail)
+    return details
+
+
+# --------------------------------------------------------------------------------------------------
+# the verdict
+
+
+def judge(fmt: str, expected: Any, outcome: Outcome) -> Verdict:
+    """Decide one test: `fmt` is "stdin" or "call", `expected` the APPS output, `outcome` the run.
+
+    Raises `HarnessError` when the outcome says the harness failed (or makes no sense), and ValueError
+    for an unknown `fmt`.
+    """
+    if fmt not in ("stdin", "call"):
+        raise ValueError(f"unknown problem format {fmt!r} (expected 'stdin' or 'call')")
+    status = outcome.status
+    details = _run_details(outcome)
+
+    if status == RUN_HARNESS_ERROR:
+        raise HarnessError(outcome.error or "the executor failed")
+    if status == RUN_COMPILE_ERROR:
+        return Verdict(COMPILE_ERROR, reason=_last_line(outcome.error) or "the program does not compile",
+                       details=details)
+    if status == RUN_TIMEOUT:
+        return Verdict(TIMEOUT, reason=_last_line(outcome.error) or "time limit exceeded", details=details)
+    if status == RUN_MEMORY:
+        return Verdict(MEMORY_LIMIT, reason=_last_line(outcome.error) or "memory limit exceeded",
+                       details=details)
+    if status == RUN_OUTPUT_LIMIT:
+        return Verdict(OUTPUT_LIMIT, reason=_last_line(outcome.error) or "output limit exceeded",
+                       details=details)
+    if status == RUN_SIGNALED:
+        # A CPU or file-size limit delivered as a signal keeps its own kind.
+        if outcome.signal == getattr(_signal, "SIGXCPU", None):
+            return Verdict(TIMEOUT, reason="CPU time limit exceeded (SIGXCPU)", details=details)
+        if outcome.signal == getattr(_signal, "SIGXFSZ", None):
+            return Verdict(OUTPUT_LIMIT, reason="file size limit exceeded (SIGXFSZ)", details=details)
+        return Verdict(RUNTIME_ERROR, reason=f"killed by {_signal_name(outcome.signal)}", details=details)
+    if status != RUN_EXITED:
+        raise HarnessError(f"unknown run status {status!r}")
+
+    if fmt == "stdin":
+        return _judge_stdin(expected, outcome, details)
+    return _judge_call(expected, outcome, details)
+
+
+def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Verdict:
+    if outcome.exit_code is None:
+        raise HarnessError("the program exited but its exit status is unknown")
+    if outcome.exit_code != 0:
+        details["got"] = cut(outcome.stdout)
+        return Verdict(
+            RUNTIME_ERROR,
+            reason=_last_line(outcome.error) or f"exit status {outcome.exit_code}",
+            details=details,
+        )
+    step = compare_stdin(expected, outcome.stdout)
+    if step is not None:
+        return Verdict(PASS, step=step)
+    exp_text = _expected_text(expected)
+    if exp_text is None:
+        details["expected"] = cut(_show(expected))
+        details["got"] = cut(outcome.stdout)
+        return Verdict(WRONG_ANSWER, reason=f"expected output is not text ({type(expected).__name__})",
+                       details=details)
+    diff = first_difference(exp_text, outcome.stdout)
+    details.update(expected=cut(exp_text), got=cut(outcome.stdout), first_diff=diff)
+    return Verdict(WRONG_ANSWER, reason=diff, details=details)
+
+
+def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Verdict:
+    if outcome.value_json is None:
+        if outcome.error:
+            return Verdict(RUNTIME_ERROR, reason=_last_line(outcome.error), details=details)
+        if outcome.exit_code not in (None, 0):
+            return Verdict(RUNTIME_ERROR, reason=f"exit status {outcome.exit_code}", details=details)
+        return Verdict(RUNTIME_ERROR, reason="the function returned no value", details=details)
+    if len(outcome.value_json) > MAX_VALUE_JSON_CHARS:
+        size = len(outcome.value_json)
+        return Verdict(OUTPUT_LIMIT, reason=f"return value too large ({size} chars of JSON)", details=details)
+    try:
+        got = _decode_value(outcome.value_json)
+    except RecursionError:
+        return Verdict(WRONG_ANSWER, reason="return value nested too deeply to compare", details=details)
+    except (ValueError, TypeError, OverflowError, MemoryError) as exc:
+        details["got"] = cut(outcome.value_json)
+        return Verdict(WRONG_ANSWER, reason=f"return value is not valid JSON ({type(exc).__name__})",
+                       details=details)
+    step = compare_call(expected, got)
+    if step is not None:
+        return Verdict(PASS, step=step)
+    try:
+        diff = _first_call_difference(expected, got)
+    except _ODD_DATA:
+        diff = "values differ"
+    details.update(expected=cut(_show(expected)), got=cut(outcome.value_json), first_diff=diff)
+    return Verdict(WRONG_ANSWER, reason=diff, details=details)
