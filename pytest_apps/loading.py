@@ -1,0 +1,616 @@
+"""Open APPS rows from the hub, a local file or folder, or the bundled sample.
+
+Pure data out: :func:`open_rows` returns a :class:`Source` (what was actually loaded, for the report and for
+cache keys) and an iterator of plain dicts in the ``codeparrot/apps`` schema, in dataset order.
+
+Design notes
+------------
+* Rows are streamed, never converted into an Arrow dataset: the full test split is over a gigabyte and a run
+  with ``--apps-limit 50`` needs only the first rows. ``stop`` is the caller's promise that it needs at most
+  that many rows; JSON Lines readers stop reading there, Parquet readers read row groups lazily.
+* The hub repository ``codeparrot/apps`` still carries a loading script (``apps.py``) that ``datasets`` >= 4
+  refuses, so we never go through ``datasets.load_dataset``: we fetch the raw ``<split>.jsonl`` at the repo
+  root with ``huggingface_hub`` (its cache, file locks and offline mode) and stream it ourselves. A repo
+  without ``<split>.jsonl`` (or ``--apps-revision refs/convert/parquet``) falls back to the Parquet layouts
+  that :func:`find_split_files` understands.
+* Before downloading, one quick metadata request (no retries) decides between "online" and "use the cache":
+  ``hf_hub_download`` alone retries for ~25 s with back-off when the hub is unreachable and nothing is cached.
+* When the file is not cached yet and the caller passed ``stop``, the head of the file is streamed over HTTP
+  instead of downloading 1.3 GB. Without ``stop`` (a full run) the file is downloaded into the hub cache once,
+  so later runs work offline.
+* Nothing here writes files except ``huggingface_hub`` (which locks and renames atomically), so several
+  xdist workers may call :func:`open_rows` at the same time.
+* A single bad line in a JSON Lines file is not fatal: it is yielded as a marker row
+  ``{"__error__": "<file> line N: ...", "__line__": N}`` that the caller skips and counts. Everything else
+  that cannot be read (missing file, unknown format, a file that is not JSON Lines at all, an unreadable
+  Parquet file, an unreachable hub without a cache) raises :class:`DatasetError` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "ROW_FIELDS", "DEFAULT_DATASET"]
+
+DEFAULT_DATASET = "codeparrot/apps"
+ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
+_TEXT_FIELDS = ROW_FIELDS[1:]
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+_SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet")
+_PARQUET_BATCH_ROWS = 16  # APPS rows can be megabytes each: keep record batches small.
+_PREFERRED_CONFIGS = ("default", "all")
+_HUB_TIMEOUT_DEFAULT = 5.0  # seconds for the metadata request that decides online vs cache
+
+
+class DatasetError(Exception):
+    """One-line, user-facing message naming the dataset/file/row and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(" ".join(str(message).split()))  # guarantee a single line
+
+
+@dataclass(frozen=True)
+class Source:
+    """What was loaded: ``resolved_revision`` is the hub commit sha, or a fingerprint of local files."""
+
+    dataset: str
+    split: str
+    revision: str | None
+    resolved_revision: str | None
+
+
+# --------------------------------------------------------------------------------------------------- entry point
+
+
+def open_rows(
+    dataset: str,
+    split: str = "test",
+    revision: str | None = None,
+    *,
+    stop: int | None = None,
+) -> tuple[Source, Iterator[dict]]:
+    """Open the rows of ``dataset`` (``sample``, a local file or folder, or a hub id) in dataset order.
+
+    Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
+    it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
+    """
+    if stop is not None and stop < 0:
+        raise ValueError(f"stop must be >= 0, got {stop}")
+    dataset = (dataset or DEFAULT_DATASET).strip()
+    if dataset == "sample":
+        path = sample_path()
+        if not path.is_file():
+            raise DatasetError(f"the bundled sample {path} is missing; reinstall pytest-apps (pip install -e .)")
+        kind, files = _classify_file(path)
+        return Source("sample", split, None, _fingerprint(files)), _rows(kind, files, stop)
+
+    path = Path(dataset).expanduser()
+    if path.exists() or _looks_like_path(dataset):
+        return _open_local(path, dataset, split, revision, stop)
+    return _open_hub(dataset, split, revision, stop)
+
+
+def sample_path() -> Path:
+    """Path of the bundled sample rows (may not exist in a broken install)."""
+    return Path(__file__).resolve().parent / "data" / "sample.jsonl"
+
+
+def _looks_like_path(text: str) -> bool:
+    """A string that cannot be a hub id (``owner/name``) is taken as a local path even if it does not exist."""
+    if text.startswith((".", "/", "~")) or text.lower().endswith(_SUFFIXES):
+        return True
+    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text)
+
+
+# ----------------------------------------------------------------------------------------------------- local
+
+
+def _open_local(path: Path, shown: str, split: str, revision: str | None, stop: int | None):
+    if not path.exists():
+        raise DatasetError(
+            f"--apps-dataset {shown}: no such file or folder; pass a .jsonl, .json or .parquet file, a folder "
+            f"holding {split}.jsonl or {split}.parquet, 'sample', or a hub id such as {DEFAULT_DATASET}"
+        )
+    if path.is_dir():
+        kind, files = find_split_files(path, split)
+    else:
+        kind, files = _classify_file(path)
+    return Source(str(path), split, revision, _fingerprint(files)), _rows(kind, files, stop)
+
+
+def _classify_file(path: Path) -> tuple[str, list[Path]]:
+    name = path.name.lower()
+    if name.endswith(_JSONL_SUFFIXES):
+        return "jsonl", [path]
+    if name.endswith(".json"):
+        return "json", [path]
+    if name.endswith(".parquet"):
+        return "parquet", [path]
+    raise DatasetError(
+        f"{path}: unknown dataset format {path.suffix or '(no extension)'!r}; "
+        "use a .jsonl (one JSON row per line), .json (a list of rows) or .parquet file"
+    )
+
+
+def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
+    """Find the files of ``split`` in ``folder``: ``(kind, files in order)``.
+
+    Layouts, first match wins: ``<split>.jsonl`` / ``.parquet`` / ``.json`` (the hub repo root, a snapshot);
+    shards ``<split>-00000-of-00002.parquet`` (``push_to_hub``), also under ``data/``; ``<split>/*.parquet``;
+    and the Parquet conversion ``<config>/<split>/*.parquet`` or ``<config>/<split>-*.parquet``, taking
+    config ``default`` or ``all`` when several exist.
+    """
+    folder = Path(folder)
+
+    def direct(base: Path) -> tuple[str, list[Path]] | None:
+        for suffix, kind in ((".jsonl", "jsonl"), (".parquet", "parquet"), (".json", "json")):
+            if (base / f"{split}{suffix}").is_file():
+                return kind, [base / f"{split}{suffix}"]
+        for suffix, kind in ((".parquet", "parquet"), (".jsonl", "jsonl")):
+            shards = sorted(p for p in base.glob(f"{split}-*{suffix}") if p.is_file())
+            if shards:
+                return kind, shards
+        if (base / split).is_dir():
+            shards = sorted(p for p in (base / split).glob("*.parquet") if p.is_file())
+            if shards:
+                return "parquet", shards
+        return None
+
+    found = direct(folder) or ((folder / "data").is_dir() and direct(folder / "data")) or None
+    if found:
+        return found
+    configs = {}
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        hit = direct(sub)
+        if hit and hit[0] == "parquet":
+            configs[sub.name] = hit
+    if len(configs) == 1:
+        return next(iter(configs.values()))
+    for name in _PREFERRED_CONFIGS:
+        if name in configs:
+            return configs[name]
+    if configs:
+        raise DatasetError(
+            f"{folder}: several configs hold split {split!r} ({', '.join(configs)}); "
+            f"pass one of them, e.g. --apps-dataset {folder / next(iter(configs))}"
+        )
+    raise DatasetError(
+        f"{folder}: no {split}.jsonl or {split}.parquet here (nor data/{split}-*.parquet or "
+        f"<config>/{split}/*.parquet); pass the file itself or choose another --apps-split"
+    )
+
+
+def _fingerprint(files: list[Path]) -> str:
+    """A cheap identity of local files: size, mtime and a hash of the first MiB (no full read)."""
+    if len(files) == 1:
+        f = files[0]
+        st = f.stat()
+        with open(f, "rb") as fh:
+            head = hashlib.blake2b(fh.read(1 << 20), digest_size=6).hexdigest()
+        mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"size={st.st_size},mtime={mtime},head={head}"
+    h = hashlib.blake2b(digest_size=8)
+    total = 0
+    for f in files:
+        h.update(f"{f.name}\0{_fingerprint([f])}\0".encode())
+        total += f.stat().st_size
+    return f"files={len(files)},size={total},hash={h.hexdigest()}"
+
+
+# ------------------------------------------------------------------------------------------------------ rows
+
+
+def _rows(kind: str, files: list[Path], stop: int | None) -> Iterator[dict]:
+    """Check the head of each file now (so opening errors raise from open_rows), then stream lazily."""
+    if kind == "jsonl":
+        for f in files:
+            _check_jsonl_head(f)
+        return _limit((row for f in files for row in _jsonl_file_rows(f)), stop)
+    if kind == "json":
+        rows = _json_rows(files[0])
+        return _limit(rows, stop)
+    if kind == "parquet":
+        opened = [_open_parquet(f) for f in files]
+        return _limit((row for f, pf in opened for row in _parquet_rows(f, pf)), stop)
+    raise AssertionError(kind)
+
+
+def _limit(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
+    if stop is None:
+        yield from rows
+        return
+    if stop <= 0:
+        return
+    n = 0
+    for row in rows:  # generator chains are closed (files released) when this generator is
+        yield row
+        n += 1
+        if n >= stop:
+            return
+
+
+def _normalize(obj: Any, where: str, line: int | None) -> dict:
+    """A row object -> plain dict in the codeparrot schema, or a marker row saying why it is unusable."""
+    if not isinstance(obj, dict):
+        return _marker(f"{where}: not a JSON object but {type(obj).__name__}", line)
+    pid = obj.get("problem_id", obj.get("id"))
+    if isinstance(pid, str) and pid.strip().lstrip("-").isdigit():
+        pid = int(pid)
+    elif isinstance(pid, float) and pid.is_integer():
+        pid = int(pid)
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return _marker(f"{where}: problem_id is {pid!r}, not an integer", line)
+    row: dict[str, Any] = {"problem_id": pid}
+    for key in _TEXT_FIELDS:
+        value = obj.get(key)
+        if value is None:
+            value = ""
+        elif isinstance(value, (dict, list)):
+            value = json.dumps(value)  # codeparrot stores input_output / solutions as JSON-encoded strings
+        elif not isinstance(value, str):
+            value = str(value)
+        row[key] = value
+    return row
+
+
+def _marker(message: str, line: int | None) -> dict:
+    return {"__error__": message, "__line__": line}
+
+
+# JSON Lines ----------------------------------------------------------------------------------------------------
+
+
+def _check_jsonl_head(path: Path) -> None:
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+            fh.seek(0)
+            if magic[:2] == b"\x1f\x8b":
+                raise DatasetError(f"{path} is gzip-compressed; decompress it (gunzip) and pass the .jsonl")
+            if magic == b"PAR1":
+                raise DatasetError(f"{path} is a Parquet file; rename it to .parquet")
+            for number, raw in enumerate(fh, 1):
+                if raw.strip():
+                    break
+            else:
+                return  # empty file: zero rows
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc}); check the path and permissions") from exc
+    try:
+        first = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise DatasetError(
+            f"{path} line {number} is not JSON ({_short(exc)}); is this a JSON Lines file (one row object per line)?"
+        ) from None
+    if not isinstance(first, dict):
+        raise DatasetError(
+            f"{path} line {number} is a JSON {type(first).__name__}, not a row object; "
+            "a JSON list of rows belongs in a .json file"
+        )
+
+
+def _jsonl_file_rows(path: Path) -> Iterator[dict]:
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    with fh:
+        yield from iter_jsonl(fh, str(path))
+
+
+def iter_jsonl(lines: Iterable[bytes], name: str) -> Iterator[dict]:
+    """Rows of a JSON Lines byte stream; a bad line becomes a marker row. Reads only as far as consumed."""
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except UnicodeDecodeError as exc:
+            yield _marker(f"{name} line {number}: not UTF-8 ({_short(exc)})", number)
+            continue
+        except ValueError as exc:
+            hint = "; the file looks truncated" if not raw.endswith(b"\n") else ""
+            yield _marker(f"{name} line {number}: not JSON ({_short(exc)}){hint}", number)
+            continue
+        yield _normalize(obj, f"{name} line {number}", number)
+
+
+# JSON ----------------------------------------------------------------------------------------------------------
+
+
+def _json_rows(path: Path) -> Iterator[dict]:
+    """A ``.json`` file: a list of rows, ``{"rows": [...]}``, a dict of columns, or (as ``Dataset.to_json``
+    writes by default) JSON Lines. Read whole: a ``.json`` file cannot be streamed."""
+    try:
+        text = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data" and text.lstrip()[:1] == b"{":
+            _check_jsonl_head(path)
+            return _jsonl_file_rows(path)
+        raise DatasetError(
+            f"{path} is not valid JSON ({_short(exc)}); the file may be truncated or corrupt, download it again"
+        ) from None
+    name = str(path)
+    if isinstance(data, dict) and isinstance(data.get("rows"), list):
+        data = [r["row"] if isinstance(r, dict) and isinstance(r.get("row"), dict) else r for r in data["rows"]]
+    elif isinstance(data, dict) and data and all(isinstance(v, list) for v in data.values()):
+        lengths = {len(v) for v in data.values()}
+        if len(lengths) != 1:
+            raise DatasetError(f"{path}: a dict of columns whose lengths differ ({sorted(lengths)}); fix the file")
+        keys = list(data)
+        data = [dict(zip(keys, values)) for values in zip(*data.values())]
+    elif isinstance(data, dict):
+        data = [data]  # one row
+    if not isinstance(data, list):
+        raise DatasetError(f"{path}: expected a JSON list of row objects, found a {type(data).__name__}")
+    return (_normalize(obj, f"{name} row {i}", None) for i, obj in enumerate(data))
+
+
+# Parquet -------------------------------------------------------------------------------------------------------
+
+
+def _open_parquet(path: Path):
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException
+        raise DatasetError(f"{path} is not a readable Parquet file ({_short(exc)}); download it again") from None
+    names = set(pf.schema_arrow.names)
+    if "problem_id" not in names and "id" not in names:
+        raise DatasetError(
+            f"{path} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
+            "it does not look like APPS rows"
+        )
+    return path, pf
+
+
+def _parquet_rows(path: Path, pf) -> Iterator[dict]:
+    names = pf.schema_arrow.names
+    columns = [c for c in (*ROW_FIELDS, "id") if c in names]
+    index = 0
+    try:
+        # One row group at a time (a record batch may otherwise span groups), so a limited run decodes only
+        # the first groups; small batches bound memory when rows are megabytes.
+        for group in range(pf.num_row_groups):
+            for batch in pf.iter_batches(
+                batch_size=_PARQUET_BATCH_ROWS, row_groups=[group], columns=columns, use_threads=False
+            ):
+                for obj in batch.to_pylist():
+                    yield _normalize(obj, f"{path} row {index}", None)
+                    index += 1
+    except DatasetError:
+        raise
+    except Exception as exc:
+        raise DatasetError(
+            f"{path}: cannot read past row {index} ({_short(exc)}); the file is corrupt, download it again"
+        ) from None
+    finally:
+        try:
+            pf.close()
+        except Exception:
+            pass
+
+
+# ------------------------------------------------------------------------------------------------------- hub
+
+
+def _hub_offline() -> bool:
+    from huggingface_hub import constants
+
+    env = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
+    return bool(constants.HF_HUB_OFFLINE) or env.strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def _hub_timeout() -> float:
+    try:
+        return float(os.environ.get("HF_HUB_ETAG_TIMEOUT", "")) or _HUB_TIMEOUT_DEFAULT
+    except ValueError:
+        return _HUB_TIMEOUT_DEFAULT
+
+
+def _local_copy_hint(repo_id: str, split: str) -> str:
+    return (
+        f"download {split}.jsonl from https://huggingface.co/datasets/{repo_id} and pass "
+        f"--apps-dataset path/to/{split}.jsonl"
+    )
+
+
+def _open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
+    from huggingface_hub import hf_hub_download, hf_hub_url
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        HFValidationError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+    from huggingface_hub.file_download import get_hf_file_metadata
+
+    filename = f"{split}.jsonl"
+    rev = revision or "main"
+    where = f"{repo_id}@{rev}" if revision else repo_id
+    offline = _hub_offline()
+    meta = None
+    unreachable: str | None = None
+    if not offline:
+        try:
+            # One quick request, no retries: hf_hub_download alone would back off for ~25 s when unreachable.
+            url = hf_hub_url(repo_id, filename, repo_type="dataset", revision=rev)
+            meta = get_hf_file_metadata(url, timeout=_hub_timeout())
+        except GatedRepoError:
+            raise DatasetError(
+                f"{where} is gated on the Hugging Face hub; accept its terms and log in (hf auth login), "
+                f"or {_local_copy_hint(repo_id, split)}"
+            ) from None
+        except RepositoryNotFoundError:
+            raise DatasetError(
+                f"--apps-dataset {repo_id}: no such local file or folder, and no such dataset on the Hugging Face "
+                "hub (or it is private: log in); check the spelling"
+            ) from None
+        except RevisionNotFoundError:
+            raise DatasetError(
+                f"{repo_id} has no revision {rev!r} on the Hugging Face hub; check --apps-revision"
+            ) from None
+        except HFValidationError:
+            raise DatasetError(f"--apps-dataset {repo_id}: not an existing path nor a valid hub id") from None
+        except EntryNotFoundError:
+            return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
+        except Exception as exc:  # connection refused, DNS, timeout, proxy, 5xx: fall back to the cache
+            unreachable = _short(exc)
+
+    if meta is not None and stop is not None and meta.commit_hash:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(repo_id, filename, revision=meta.commit_hash, repo_type="dataset")
+        if not isinstance(cached, str):
+            # Not cached and only the first rows are needed: stream the head instead of 1.3 GB.
+            rows = _stream_hub_jsonl(repo_id, split, meta.commit_hash, stop)
+            return Source(repo_id, split, revision, meta.commit_hash), rows
+
+    try:
+        path = hf_hub_download(
+            repo_id,
+            filename,
+            repo_type="dataset",
+            revision=rev,
+            local_files_only=offline or unreachable is not None,
+            etag_timeout=_hub_timeout(),
+        )
+    except HFValidationError:
+        raise DatasetError(f"--apps-dataset {repo_id}: not an existing path nor a valid hub id") from None
+    except LocalEntryNotFoundError:
+        try:
+            return _open_hub_other_layout(repo_id, split, revision, stop, offline=True)
+        except DatasetError:
+            pass
+        why = "the hub is offline (HF_HUB_OFFLINE=1)" if offline else f"the hub is unreachable ({unreachable})"
+        not_local = "" if repo_id == DEFAULT_DATASET else f" (there is no local file or folder {repo_id!r} either)"
+        raise DatasetError(
+            f"{where}: {filename} is not in the Hugging Face cache and {why}{not_local}; "
+            f"{_local_copy_hint(repo_id, split)} (or run once online to fill the cache)"
+        ) from None
+    except EntryNotFoundError:
+        return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
+    except Exception as exc:
+        raise DatasetError(
+            f"{where}: downloading {filename} failed ({_short(exc)}); retry, or {_local_copy_hint(repo_id, split)}"
+        ) from None
+    local = Path(path)
+    commit = _snapshot_commit(local) or (meta.commit_hash if meta else None)
+    kind, files = "jsonl", [local]
+    return Source(repo_id, split, revision, commit), _rows(kind, files, stop)
+
+
+def _snapshot_commit(path: Path) -> str | None:
+    """The commit sha of a file inside ``.../snapshots/<sha>/...`` of the hub cache."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", parts[i]):
+            return parts[i]
+    return None
+
+
+def _stream_hub_jsonl(repo_id: str, split: str, commit: str, stop: int) -> Iterator[dict]:
+    from huggingface_hub import HfFileSystem
+
+    filename = f"{split}.jsonl"
+    name = f"hf://datasets/{repo_id}@{commit}/{filename}"
+
+    def gen() -> Iterator[dict]:
+        try:
+            fh = HfFileSystem().open(f"datasets/{repo_id}@{commit}/{filename}", "rb", block_size=0)
+        except Exception as exc:
+            raise DatasetError(f"{name}: cannot stream ({_short(exc)}); {_local_copy_hint(repo_id, split)}") from None
+        with fh:
+            try:
+                yield from iter_jsonl(_lines(fh), name)
+            except DatasetError:
+                raise
+            except Exception as exc:  # connection dropped mid-stream
+                raise DatasetError(f"{name}: streaming failed ({_short(exc)}); retry or use a local copy") from None
+
+    return _limit(gen(), stop)
+
+
+def _lines(fh: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]:
+    """Split a binary stream into lines (keeping ``\\n``) without relying on the stream's readline."""
+    pending = b""
+    while True:
+        block = fh.read(chunk)
+        if not block:
+            break
+        pending += block
+        *complete, pending = pending.split(b"\n")
+        for line in complete:
+            yield line + b"\n"
+    if pending:
+        yield pending
+
+
+def _open_hub_other_layout(repo_id: str, split: str, revision: str | None, stop: int | None, *, offline: bool):
+    """A hub repo (or revision such as ``refs/convert/parquet``) without ``<split>.jsonl`` at its root.
+
+    Online: list the repo's files, pick the split's files by :func:`find_split_files` rules, download them.
+    Offline: apply the same rules to the cached snapshot folder.
+    """
+    from huggingface_hub import HfApi, hf_hub_download, snapshot_download
+
+    rev = revision or "main"
+    where = f"{repo_id}@{rev}" if revision else repo_id
+    if offline:
+        try:
+            folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=rev, local_files_only=True))
+        except Exception:
+            raise DatasetError(f"{where}: not in the Hugging Face cache; {_local_copy_hint(repo_id, split)}") from None
+        kind, files = find_split_files(folder, split)
+        return Source(repo_id, split, revision, _snapshot_commit(files[0])), _rows(kind, files, stop)
+    try:
+        api = HfApi()
+        info = api.dataset_info(repo_id, revision=rev, timeout=_hub_timeout(), files_metadata=False)
+        names = [s.rfilename for s in (info.siblings or [])]
+    except Exception as exc:
+        raise DatasetError(f"{where}: cannot list the repository files ({_short(exc)})") from None
+    # Reuse the folder rules on the file listing (as a virtual tree of empty paths).
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for n in names:
+            if n.endswith((".jsonl", ".parquet", ".json")):
+                (root / n).parent.mkdir(parents=True, exist_ok=True)
+                (root / n).touch()
+        try:
+            kind, virtual = find_split_files(root, split)
+        except DatasetError:
+            raise DatasetError(
+                f"{where}: no {split}.jsonl or Parquet files for split {split!r} in the repository; "
+                "check --apps-split / --apps-revision"
+            ) from None
+        wanted = [p.relative_to(root).as_posix() for p in virtual]
+    try:
+        files = [
+            Path(hf_hub_download(repo_id, n, repo_type="dataset", revision=rev, etag_timeout=_hub_timeout()))
+            for n in wanted
+        ]
+    except Exception as exc:
+        raise DatasetError(f"{where}: downloading {wanted[0]} failed ({_short(exc)}); retry or use a local copy") from None
+    return Source(repo_id, split, revision, info.sha), _rows(kind, files, stop)
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
