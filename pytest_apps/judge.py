@@ -32,7 +32,6 @@ Decisions worth knowing:
 
 from __future__ import annotations
 
-import decimal
 import json
 import math
 import re
@@ -41,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from . import jsontext
 from .outcome import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
@@ -307,16 +307,8 @@ def compare_call(expected: Any, got: Any) -> str | None:
     return None
 
 
-def _parse_int(text: str) -> int:
-    # The child has no int-to-str digit limit, so a return value may hold a longer int than
-    # int(str) accepts here; Decimal converts without that limit.
-    if len(text) <= 4000:
-        return int(text)
-    return int(decimal.Decimal(text))
-
-
 def _decode_value(value_json: str) -> Any:
-    return json.loads(value_json, parse_int=_parse_int)
+    return jsontext.loads(value_json)
 
 
 # --------------------------------------------------------------------------------------------------

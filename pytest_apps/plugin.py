@@ -1,1 +1,115 @@
-"""pytest hooks for pytest-apps (placeholder until the hooks land)."""
+"""pytest hooks for pytest-apps. Thin: each hook hands plain data to a plain function.
+
+The plugin is dormant unless `--apps`, an `--apps-*` selection option or the ini option `apps` asks for
+it. When active, the controller (or the only process) plans the run before any xdist worker starts;
+workers read that plan, collect ids only, run cases, and send plain records back; the controller rolls
+them up into the report.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import options
+from .candidates import CandidateError
+from .collect import RECORD_KEY, CandidateFile
+from .loading import DatasetError
+from .plan import build_plan, load_plan, remove_plan
+from .report import CaseRecord, Summary
+from .writers import build_summary, terminal_lines, write_json
+from .state import STATE_KEY, RunState
+
+PLAN_KEY = "apps_plan"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    options.add_options(parser)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.help or not options.is_active(config.getoption, config.getini):
+        return
+    started = time.time()
+    # APPS data holds integers longer than the default int/str conversion limit allows.
+    sys.set_int_max_str_digits(0)
+    try:
+        settings = options.resolve(config.getoption, config.getini, str(config.rootpath))
+    except options.OptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and PLAN_KEY in workerinput:
+        plan, owns = load_plan(Path(workerinput[PLAN_KEY])), False
+    else:
+        try:
+            plan, owns = build_plan(settings), True
+        except (DatasetError, CandidateError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+    config.stash[STATE_KEY] = RunState(settings, plan, owns_plan=owns)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # Active with no paths given: collect the APPS items only, not the project's own tests.
+        config.args = [str(settings.candidates_path)]
+    if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
+        # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
+        config.option.dist = "loadscope"
+    config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+class AppsPlugin:
+    """The active run's hooks; registered only when the plugin is active."""
+
+    def __init__(self, config: pytest.Config, started: float) -> None:
+        self.config = config
+        self.state = RunState.of(config)
+        self.started = started
+        self.is_worker = hasattr(config, "workerinput")
+        self.records: dict[str, CaseRecord] = {}
+        self.summary: Summary | None = None
+        self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        entries = self.files.get(str(file_path.resolve()))
+        if entries is None:
+            return None
+        return CandidateFile.from_parent(parent, path=file_path, entries=entries)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        from .writers import header_lines
+
+        return header_lines(self.state)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
+        for key, value in report.user_properties:
+            if key == RECORD_KEY:
+                self.records[report.nodeid] = CaseRecord.from_dict(value)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.state.close()
+        if self.is_worker:
+            return
+        self.summary = build_summary(self.state, self.records.values(), time.time() - self.started)
+        write_json(self.state, self.summary)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.summary is None:
+            return
+        terminalreporter.section("APPS summary")
+        for line in terminal_lines(self.state, self.summary):
+            terminalreporter.write_line(line)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.state.close()
+        if self.state.owns_plan:
+            remove_plan(self.state.plan.folder)

@@ -1,0 +1,223 @@
+"""APPS rows to problems: parse `input_output`, skip unusable rows with a reason, cap tests, select.
+
+Pure data in and out. Loading the raw rows (hub, files, the bundled sample) is `loading.py`'s job.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import jsontext
+
+TIERS = ("introductory", "interview", "competition")
+STDIN = "stdin"
+CALL = "call"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One selected APPS problem, without its test data (that is loaded per problem, when it runs)."""
+
+    id: str
+    index: int  # position in dataset order (0-based)
+    difficulty: str
+    fmt: str  # STDIN or CALL
+    fn_name: str | None
+    n_cases: int  # tests kept after the cap
+    n_cases_total: int  # tests in the row
+    question: str = ""
+    starter_code: str = ""
+    broken: str = ""  # non-empty: the problem scores 0 with this reason and runs nothing
+    input_sizes: tuple[int, ...] = ()  # length of each kept test's input, for cheap-first ordering
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["input_sizes"] = list(self.input_sizes)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Problem:
+        return cls(**{**data, "input_sizes": tuple(data.get("input_sizes", ()))})
+
+
+@dataclass(frozen=True)
+class SkippedRow:
+    """A row that could not become a problem; it is counted, never silently dropped."""
+
+    index: int
+    problem_id: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Cases:
+    """A problem's test data: inputs and expected outputs, capped."""
+
+    inputs: list[Any]
+    outputs: list[Any]
+
+    def __len__(self) -> int:
+        return len(self.inputs)
+
+
+@dataclass
+class Selection:
+    """What the user asked for, in the order it is applied: tier filter, only, offset, limit."""
+
+    difficulties: Sequence[str] = ()
+    only: Sequence[str] = ()
+    offset: int = 0
+    limit: int | None = None
+
+    def stop_hint(self) -> int | None:
+        """How many rows from the start are enough, when that is knowable before reading."""
+        if self.difficulties or self.only or self.limit is None:
+            return None
+        return self.offset + self.limit
+
+
+@dataclass
+class ParsedRows:
+    problems: list[Problem] = field(default_factory=list)
+    cases: dict[str, Cases] = field(default_factory=dict)
+    skipped: list[SkippedRow] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # --apps-only ids not in the dataset
+
+
+def parse_only(values: Iterable[str]) -> list[str]:
+    """`--apps-only` values: repeatable and comma-separated."""
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip() for part in str(value).split(",") if part.strip())
+    return out
+
+
+def normalise_tier(value: str) -> str:
+    tier = value.strip().lower()
+    if tier not in TIERS:
+        raise ValueError(f"--apps-difficulty: unknown tier {value!r}; use one of {', '.join(TIERS)}")
+    return tier
+
+
+def problem_id_of(row: dict[str, Any], index: int) -> str:
+    value = row.get("problem_id", row.get("id"))
+    return str(index) if value is None else str(value)
+
+
+def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
+    """Turn one raw codeparrot row into a problem and its cases, or say why it is skipped."""
+    pid = problem_id_of(row, index)
+    if "__error__" in row:
+        return SkippedRow(index, pid, str(row["__error__"]))
+    question = row.get("question") or ""
+    if not str(question).strip():
+        return SkippedRow(index, pid, "empty question")
+    raw = row.get("input_output")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        return SkippedRow(index, pid, "empty input_output")
+    if isinstance(raw, str):
+        try:
+            io = jsontext.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            return SkippedRow(index, pid, f"input_output is not JSON ({exc})")
+    else:
+        io = raw
+    if not isinstance(io, dict):
+        return SkippedRow(index, pid, f"input_output is not an object (a {type(io).__name__})")
+    inputs, outputs = io.get("inputs"), io.get("outputs")
+    if not isinstance(inputs, list) or not inputs:
+        return SkippedRow(index, pid, "input_output has no inputs")
+    if not isinstance(outputs, list) or not outputs:
+        return SkippedRow(index, pid, "input_output has no outputs")
+    fn_name = io.get("fn_name") or None
+    broken = ""
+    if len(inputs) != len(outputs):
+        broken = f"inputs ({len(inputs)}) and outputs ({len(outputs)}) differ in length"
+    total = min(len(inputs), len(outputs))
+    keep = total if max_tests <= 0 else min(total, max_tests)
+    inputs, outputs = inputs[:keep], outputs[:keep]
+    difficulty = str(row.get("difficulty") or "").strip().lower()
+    problem = Problem(
+        id=pid,
+        index=index,
+        difficulty=difficulty,
+        fmt=CALL if fn_name else STDIN,
+        fn_name=str(fn_name) if fn_name else None,
+        n_cases=0 if broken else keep,
+        n_cases_total=total,
+        question=str(question),
+        starter_code=str(row.get("starter_code") or ""),
+        broken=broken,
+        input_sizes=() if broken else tuple(_size(x) for x in inputs),
+    )
+    return problem, Cases(inputs, outputs)
+
+
+def _size(value: Any) -> int:
+    return len(value) if isinstance(value, str) else len(jsontext.dumps(value))
+
+
+def select(
+    rows: Iterable[dict[str, Any]], selection: Selection, max_tests: int
+) -> ParsedRows:
+    """Apply the selection to rows in dataset order, then parse the rows it keeps.
+
+    Filters (tier, only) look at the raw row; offset and limit count rows, so that `--apps-limit 50`
+    is exactly the first 50 rows. A row in the window that cannot be used is skipped and reported.
+    """
+    tiers = {normalise_tier(t) for t in selection.difficulties}
+    only = set(parse_only(selection.only))
+    out = ParsedRows()
+    kept = 0
+    for index, row in enumerate(rows):
+        if selection.limit is not None and kept >= selection.offset + selection.limit:
+            break
+        if tiers and str(row.get("difficulty") or "").strip().lower() not in tiers:
+            continue
+        if only and problem_id_of(row, index) not in only:
+            continue
+        kept += 1
+        if kept <= selection.offset:
+            continue
+        parsed = parse_row(row, index, max_tests)
+        if isinstance(parsed, SkippedRow):
+            out.skipped.append(parsed)
+            continue
+        problem, cases = parsed
+        if problem.id in out.cases:
+            out.skipped.append(SkippedRow(index, problem.id, "duplicate problem_id (first one kept)"))
+            continue
+        out.problems.append(problem)
+        out.cases[problem.id] = cases
+    found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
+    out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
+    return out
+
+
+def call_args(raw: Any) -> list[Any]:
+    """Arguments for a call-based test: JSON, else a Python literal, else the raw string; a non-list
+    is one argument."""
+    value = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            try:
+                value = ast.literal_eval(raw)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                value = raw
+    return value if isinstance(value, list) else [value]
+
+
+def stdin_text(raw: Any) -> str:
+    """A standard-input test's input as text (APPS sometimes stores it as a list of lines)."""
+    if isinstance(raw, list):
+        return "\n".join(str(x) for x in raw) + "\n"
+    return raw if isinstance(raw, str) else str(raw)

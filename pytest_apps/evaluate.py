@@ -1,0 +1,44 @@
+"""One test of one candidate: run it through the executor, judge it in this process, return plain data.
+
+Shared by the pytest items and any other front end, so a program scores the same whichever way it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .candidates import Candidate
+from .dataset import CALL, Cases, Problem, call_args, stdin_text
+from .executor import Executor, Program
+from .judge import judge
+from .outcome import NO_CODE, Outcome, Verdict
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    verdict: Verdict
+    outcome: Outcome | None  # None when nothing ran (no code)
+    input: Any
+    expected: Any
+
+
+def run_case(
+    executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int
+) -> CaseResult:
+    """Execute `candidate` on test `index` of `problem` and judge the result.
+
+    The child receives only the input; the expected output stays here. Raises the judge's
+    HarnessError when the executor itself failed.
+    """
+    raw_input, expected = cases.inputs[index], cases.outputs[index]
+    if candidate.code is None or not candidate.code.strip():
+        verdict = Verdict(NO_CODE, reason="no program for this problem")
+        return CaseResult(verdict, None, raw_input, expected)
+    program = Program(candidate.code, candidate.file)
+    if problem.fmt == CALL:
+        assert problem.fn_name is not None
+        outcome = executor.run_call(program, problem.fn_name, call_args(raw_input))
+    else:
+        outcome = executor.run_stdin(program, stdin_text(raw_input))
+    return CaseResult(judge(problem.fmt, expected, outcome), outcome, raw_input, expected)

@@ -1,0 +1,45 @@
+"""The short, readable text of one failing case: what went in, what was expected, what came out."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from .evaluate import CaseResult
+from .judge import cut
+
+def show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(x, str) for x in value):
+        return "\n".join(value)
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def indent(text: str, prefix: str = "    ") -> str:
+    return "\n".join(prefix + line for line in (text.splitlines() or [""]))
+
+
+def failure_text(result: CaseResult, title: str, nodeid: str) -> str:
+    verdict, outcome = result.verdict, result.outcome
+    parts = [f"{title}: {verdict.kind.replace('_', ' ')}" + (f" ({verdict.reason})" if verdict.reason else "")]
+    parts.append("input:\n" + indent(cut(show(result.input))))
+    parts.append("expected:\n" + indent(cut(show(result.expected))))
+    if outcome is not None:
+        got = outcome.value_json if outcome.value_json is not None else outcome.stdout
+        parts.append("got:\n" + indent(cut(got) if got else "(nothing)"))
+        first = verdict.details.get("first_diff")
+        if first and first != verdict.reason:
+            parts.append(f"first difference: {first}")
+        if outcome.stderr_tail.strip():
+            parts.append("stderr (end):\n" + indent(cut(outcome.stderr_tail.strip()[-600:])))
+        status = f"exit status {outcome.exit_code}" if outcome.exit_code is not None else outcome.status
+        if outcome.signal:
+            status += f", signal {outcome.signal}"
+        parts.append(f"{status}, {outcome.wall_time:.3f} s")
+    parts.append("rerun: pytest " + shlex.quote(nodeid))
+    return "\n".join(parts)

@@ -1,0 +1,150 @@
+"""The run plan: what this session evaluates, decided once and shared with every xdist worker.
+
+The controller (or the only process, without xdist) reads the dataset, selects problems, reads the
+candidates, and writes the plan to a private folder: a small index (`plan.json`) plus one file of test data
+per problem. Workers read the index to collect (ids only) and a problem's test file when its first case
+runs. Collection is therefore identical on every worker and never touches the dataset or the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import jsontext
+from .candidates import Candidate, load_candidates
+from .dataset import Cases, Problem, Selection, SkippedRow, select
+from .loading import open_rows
+from .options import Settings
+
+PLAN_FILE = "plan.json"
+
+
+@dataclass
+class Plan:
+    folder: Path
+    settings: dict[str, Any]
+    source: dict[str, Any]  # dataset, split, revision actually loaded
+    problems: list[Problem]
+    skipped: list[SkippedRow]
+    missing: list[str]  # --apps-only ids not found
+    candidates: dict[str, list[Candidate]]
+    _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_id = {p.id: p for p in self.problems}
+
+    def problem(self, pid: str) -> Problem:
+        return self._by_id[pid]
+
+    def by_file(self) -> dict[str, list[tuple[Problem, list[Candidate]]]]:
+        """Candidate file -> the problems (in dataset order) whose programs it holds."""
+        out: dict[str, list[tuple[Problem, list[Candidate]]]] = {}
+        for problem in self.problems:
+            groups: dict[str, list[Candidate]] = {}
+            for cand in self.candidates.get(problem.id, []):
+                groups.setdefault(cand.file, []).append(cand)
+            for file, cands in groups.items():
+                out.setdefault(file, []).append((problem, cands))
+        return out
+
+    def cases_path(self, problem: Problem) -> Path:
+        return self.folder / "cases" / f"{problem.index}.json"
+
+
+def build_plan(settings: Settings, folder: Path | None = None) -> Plan:
+    """Read and select the dataset, read the candidates, and write the plan. Raises the loaders'
+    one-line errors (DatasetError, CandidateError) for bad input."""
+    folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
+    (folder / "cases").mkdir(parents=True, exist_ok=True)
+    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
+    source, rows = open_rows(
+        settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint()
+    )
+    parsed = select(rows, selection, settings.max_tests)
+    candidates = load_candidates(settings.candidates_path, [p.id for p in parsed.problems])
+    plan = Plan(
+        folder=folder,
+        settings=settings.to_dict(),
+        source={
+            "dataset": source.dataset,
+            "split": source.split,
+            "revision": source.revision,
+            "resolved_revision": source.resolved_revision,
+        },
+        problems=parsed.problems,
+        skipped=parsed.skipped,
+        missing=parsed.missing,
+        candidates=candidates,
+    )
+    for problem in plan.problems:
+        cases = parsed.cases[problem.id]
+        _write_json(plan.cases_path(problem), {"inputs": cases.inputs, "outputs": cases.outputs})
+    _write_json(
+        folder / PLAN_FILE,
+        {
+            "settings": plan.settings,
+            "source": plan.source,
+            "problems": [p.to_dict() for p in plan.problems],
+            "skipped": [s.to_dict() for s in plan.skipped],
+            "missing": plan.missing,
+            "candidates": {pid: [c.to_dict() for c in cs] for pid, cs in candidates.items()},
+        },
+    )
+    return plan
+
+
+def load_plan(folder: Path) -> Plan:
+    data = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    return Plan(
+        folder=Path(folder),
+        settings=data["settings"],
+        source=data["source"],
+        problems=[Problem.from_dict(p) for p in data["problems"]],
+        skipped=[SkippedRow(**s) for s in data["skipped"]],
+        missing=list(data["missing"]),
+        candidates={
+            pid: [Candidate.from_dict(c) for c in cs] for pid, cs in data["candidates"].items()
+        },
+    )
+
+
+def remove_plan(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+class CaseStore:
+    """Loads a problem's test data when its first case runs and keeps only the last few problems.
+
+    Cases of one problem run together (one worker, consecutively), so a tiny LRU means each problem's
+    data is read once and released soon after its last case.
+    """
+
+    def __init__(self, plan: Plan, keep: int = 2) -> None:
+        self._plan = plan
+        self._keep = keep
+        self._cache: OrderedDict[str, Cases] = OrderedDict()
+
+    def get(self, problem: Problem) -> Cases:
+        cases = self._cache.get(problem.id)
+        if cases is None:
+            data = jsontext.loads(self._plan.cases_path(problem).read_bytes())
+            cases = Cases(data["inputs"], data["outputs"])
+            self._cache[problem.id] = cases
+            while len(self._cache) > self._keep:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(problem.id)
+        return cases
+
+
+def _write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(jsontext.dumps(data), encoding="utf-8")
+    os.replace(tmp, path)

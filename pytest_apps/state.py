@@ -1,0 +1,44 @@
+"""What one pytest process holds for the run: settings, the plan, the case store and its executor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .executor import Executor, Limits
+from .options import Settings
+from .plan import CaseStore, Plan
+
+STATE_KEY = pytest.StashKey["RunState"]()
+
+
+class RunState:
+    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool) -> None:
+        self.settings = settings
+        self.plan = plan
+        self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
+        self.store = CaseStore(plan)
+        self._executor: Executor | None = None
+
+    @staticmethod
+    def of(config: Any) -> RunState:
+        return config.stash[STATE_KEY]
+
+    def limits(self) -> Limits:
+        kwargs: dict[str, Any] = {"timeout": self.settings.timeout}
+        if self.settings.memory is not None:
+            kwargs["memory"] = self.settings.memory
+        return Limits(**kwargs)
+
+    @property
+    def executor(self) -> Executor:
+        """Started on first use, so a process that runs no case starts no server."""
+        if self._executor is None:
+            self._executor = Executor(self.limits())
+        return self._executor
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.close()
+            self._executor = None

@@ -1,0 +1,115 @@
+"""Writers of the roll-up: the report header, the terminal summary and the JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .report import REPORT_VERSION, CaseRecord, Summary, failing_nodeids, summarize
+from .state import RunState
+
+
+def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: float) -> Summary:
+    plan = state.plan
+    candidates = {
+        p.id: (plan.candidates[p.id][0].file if plan.candidates.get(p.id) else None) for p in plan.problems
+    }
+    return summarize(
+        plan.problems,
+        candidates,
+        plan.skipped,
+        records,
+        extra={"wall_time": round(wall_time, 3), "missing_ids": plan.missing},
+    )
+
+
+def selection_text(settings: dict[str, Any]) -> str:
+    parts = []
+    if settings.get("difficulty"):
+        parts.append("difficulty " + ",".join(settings["difficulty"]))
+    if settings.get("only"):
+        parts.append("only " + ",".join(settings["only"]))
+    if settings.get("offset"):
+        parts.append(f"offset {settings['offset']}")
+    if settings.get("limit") is not None:
+        parts.append(f"limit {settings['limit']}")
+    return ", ".join(parts) or "all problems"
+
+
+def header_lines(state: RunState) -> list[str]:
+    s, plan = state.settings, state.plan
+    src = plan.source
+    cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
+    memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
+    lines = [
+        f"apps: dataset {src['dataset']} split {src['split']}"
+        + (f" revision {src['resolved_revision'] or src['revision']}" if src.get("resolved_revision") or src.get("revision") else ""),
+        f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
+        f"{len(plan.skipped)} rows skipped",
+        f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
+        f"with code); limits {s.timeout:g} s wall, memory {memory}",
+    ]
+    return lines
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def terminal_lines(state: RunState, summary: Summary) -> list[str]:
+    f = summary.figures
+    lines = [
+        f"strict accuracy: {_pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)",
+        f"strict accuracy over problems with code: {_pct(f['strict_accuracy_with_code'])} "
+        f"({f['passed']}/{f['problems_with_code']})",
+    ]
+    tiers = ", ".join(
+        f"{tier} {_pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']})"
+        for tier, t in f["per_tier"].items()
+        if t["problems"]
+    )
+    if tiers:
+        lines.append("per tier: " + tiers)
+    average = f"test-case average: {_pct(f['test_case_average'])}"
+    if f["test_case_average_partial"]:
+        average += " (partial: not every selected test ran)"
+    lines.append(average)
+    kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
+    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
+    if f["skipped_rows"]:
+        reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
+        lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
+    if f["missing_ids"]:
+        lines.append("not in the dataset: " + ", ".join(f["missing_ids"]))
+    if f["incomplete"]:
+        shown = ", ".join(f["incomplete_problems"][:10])
+        more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
+        lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
+    failing = failing_nodeids(summary)
+    if failing:
+        lines.append("first failing case of failing problems (paste to rerun):")
+        lines.extend(f"  {nodeid}" for nodeid in failing)
+    lines.append(f"wall time: {f['wall_time']:.1f} s; report: {state.settings.report_path}")
+    return lines
+
+
+def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
+    return {
+        "version": REPORT_VERSION,
+        "settings": state.plan.settings,
+        "source": state.plan.source,
+        **summary.to_dict(),
+    }
+
+
+def write_json(state: RunState, summary: Summary) -> Path:
+    """Write the JSON report atomically (a reader never sees half a file)."""
+    path = state.settings.report_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(report_document(state, summary), indent=1) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
