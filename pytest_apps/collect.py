@@ -16,7 +16,7 @@ import pytest
 from .candidates import Candidate
 from .dataset import Problem
 from .evaluate import CaseResult, run_case
-from .failtext import failure_text
+from .failtext import failure_detail, failure_text
 from .judge import HarnessError
 from .outcome import PASS
 from .report import CaseRecord
@@ -114,6 +114,7 @@ class CaseItem(pytest.Item):
             memory=outcome.peak_memory if outcome else 0,
         )
         if verdict.kind != PASS:
+            self.user_properties[-1][1]["detail"] = failure_detail(self.result)
             title = f"problem {self.problem.id} test {self.index}"
             raise CaseFailed(failure_text(self.result, title, self.nodeid))
 

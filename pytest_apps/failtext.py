@@ -43,3 +43,19 @@ def failure_text(result: CaseResult, title: str, nodeid: str) -> str:
         parts.append(f"{status}, {outcome.wall_time:.3f} s")
     parts.append("rerun: pytest " + shlex.quote(nodeid))
     return "\n".join(parts)
+
+
+def failure_detail(result: CaseResult) -> dict[str, Any]:
+    """The failing case as short plain data for reports: input, expected, got, first difference."""
+    outcome = result.outcome
+    got = ""
+    if outcome is not None:
+        got = outcome.value_json if outcome.value_json is not None else outcome.stdout
+    return {
+        "input": cut(show(result.input)),
+        "expected": cut(show(result.expected)),
+        "got": cut(got),
+        "first_diff": result.verdict.details.get("first_diff", ""),
+        "reason": result.verdict.reason,
+        "stderr_tail": cut(outcome.stderr_tail.strip()[-600:]) if outcome else "",
+    }

@@ -37,6 +37,7 @@ class CaseRecord:
     time: float = 0.0
     memory: int = 0
     nodeid: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)  # failures only: input, expected, got (cut short)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,6 +59,8 @@ class ProblemResult:
     tests_run: int = 0
     tests_total: int = 0
     first_failure: str = ""  # node id of the first failing case, ready to paste
+    first_failure_detail: dict[str, Any] = field(default_factory=dict)  # its input, expected, got
+    program: str | None = None  # the candidate program, kept for failing problems
     tests: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -113,6 +116,7 @@ def problem_result(
         result.verdict = P_FAIL
         result.reason = f"test {first.case}: {first.kind}" + (f" ({first.reason})" if first.reason else "")
         result.first_failure = first.nodeid
+        result.first_failure_detail = dict(first.detail)
         if all(r.kind == "harness_error" for r in failures):
             result.verdict, result.reason = P_INCOMPLETE, "harness error: " + first.reason
     elif result.tests_run < result.tests_total:

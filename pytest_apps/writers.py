@@ -17,13 +17,17 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
     candidates = {
         p.id: (plan.candidates[p.id][0].file if plan.candidates.get(p.id) else None) for p in plan.problems
     }
-    return summarize(
+    summary = summarize(
         plan.problems,
         candidates,
         plan.skipped,
         records,
         extra={"wall_time": round(wall_time, 3), "missing_ids": plan.missing},
     )
+    for result in summary.problems:
+        if result.verdict == "fail" and plan.candidates.get(result.id):
+            result.program = plan.candidates[result.id][0].code
+    return summary
 
 
 def selection_text(settings: dict[str, Any]) -> str:
