@@ -1,0 +1,254 @@
+"""Run one untrusted program on one input, in a fenced child of a warm fork server.
+
+The pytest process (an xdist worker, which has threads) never forks and never runs candidate code: it
+talks over two pipes to a separate single-threaded server process (`server.py`, started lazily with
+`python -I`), which compiles each program once and forks one child per test. The child fences itself in
+(process group, rlimits, clean environment, fresh working directory, no capabilities, Landlock, no
+network) and runs the program; the server watches it from outside (wall clock, output bytes), kills its
+whole process group and every leftover descendant, and sends back plain data that becomes an `Outcome`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import select
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from dataclasses import asdict, dataclass, field
+
+from ..outcome import RUN_HARNESS_ERROR, Outcome
+from . import server as _proto
+
+__all__ = ["Executor", "Limits", "Program", "default_memory"]
+
+GiB = 1024**3
+SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
+# how long the parent waits for the server beyond the test's own limit before declaring it hung
+SERVER_MARGIN = 10.0
+
+
+def default_memory() -> int:
+    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set, else 4 GiB (0 = no limit)."""
+    raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES", "").strip()
+    if raw:
+        try:
+            return max(0, int(float(raw)))
+        except ValueError:
+            pass
+    return 4 * GiB
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 4.0  # wall-clock seconds per test, measured from the child's own start
+    memory: int = field(default_factory=default_memory)  # RLIMIT_AS bytes; 0 = no limit
+    output: int = 8 * 1024 * 1024  # bytes of stdout; more is status output_limit (stderr is only tailed)
+    file_size: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for files the program writes
+    open_files: int = 256  # RLIMIT_NOFILE
+    processes: int = 64  # pids.max of the children's cgroup (when available) and RLIMIT_NPROC (non-root)
+
+    @property
+    def cpu(self) -> int:
+        """CPU seconds allowed on top of what the child had used at fork: a little above the wall limit."""
+        return int(-(-self.timeout // 1)) + 1
+
+
+@dataclass(frozen=True)
+class Program:
+    source: str  # the program text
+    filename: str = "<candidate>"  # shown in tracebacks and as sys.argv[0]
+
+
+_live: weakref.WeakSet[Executor] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for ex in list(_live):
+        ex.close()
+
+
+class Executor:
+    """A fork server for one pytest worker. Use from one thread at a time; `close()` when done."""
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits if limits is not None else Limits()
+        self._proc: subprocess.Popen | None = None
+        self._layers: list[str] = []
+        self._layer_errors: dict[str, str] = {}
+        self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
+        self._closed = False
+        self.restarts = 0
+        _live.add(self)
+
+    # -- public -----------------------------------------------------------------------------------
+    def run_stdin(self, program: Program, stdin: str | bytes) -> Outcome:
+        """Run `program` as `python prog.py < stdin`."""
+        data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else bytes(stdin)
+        return self._run({"mode": "stdin", "filename": program.filename}, program.source, data, b"")
+
+    def run_call(self, program: Program, fn_name: str, args: list) -> Outcome:
+        """Exec `program` as a module (empty stdin), then call `fn_name(*args)` (top level, or
+        `Solution().fn_name`); the return value comes back JSON-serialised in `Outcome.value_json`."""
+        try:
+            blob = pickle.dumps(list(args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001
+            return Outcome(status=RUN_HARNESS_ERROR, error=f"arguments cannot be sent to the child: {e}")
+        return self._run({"mode": "call", "filename": program.filename, "fn_name": fn_name}, program.source, b"",
+                         blob)
+
+    def isolation(self) -> list[str]:
+        """Names of the active isolation layers (starts the server if it is not running)."""
+        if self._proc is None and not self._closed:
+            try:
+                with self._lock:
+                    self._ensure_server()
+            except Exception:  # noqa: BLE001
+                return []
+        return list(self._layers)
+
+    def isolation_errors(self) -> dict[str, str]:
+        """Why each missing optional layer is missing (for diagnostics)."""
+        self.isolation()
+        return dict(self._layer_errors)
+
+    def close(self) -> None:
+        self._closed = True
+        self._stop_server()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._stop_server()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _ensure_server(self) -> subprocess.Popen:
+        if self._proc is not None and self._proc.poll() is None:
+            return self._proc
+        self._stop_server()
+        proc = subprocess.Popen(
+            [sys.executable, "-I", SERVER_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            close_fds=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+            start_new_session=True,  # Ctrl-C in the terminal goes to pytest, which closes us
+        )
+        self._proc = proc
+        try:
+            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes})
+            hello = self._recv(proc, 30.0)
+        except Exception:
+            self._stop_server()
+            raise
+        self._layers = list(hello.get("layers", []))
+        self._layer_errors = dict(hello.get("layer_errors", {}))
+        return proc
+
+    def _stop_server(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()  # EOF: the server cleans up and exits
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        try:
+            proc.stdout.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _kill_server(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        proc.wait()
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _recv(self, proc: subprocess.Popen, timeout: float) -> dict:
+        header, blobs = self._recv_frame(proc, timeout)
+        if blobs:
+            header["_blobs"] = blobs
+        return header
+
+    @staticmethod
+    def _recv_frame(proc: subprocess.Popen, timeout: float) -> tuple[dict, list[bytes]]:
+        fd = proc.stdout.fileno()
+        r, _, _ = select.select([fd], [], [], timeout)
+        if not r:
+            raise TimeoutError(f"executor server did not answer within {timeout:.1f} s")
+        # the server answers in one go once it has started answering
+        return _proto.recv_frame(fd)
+
+    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes) -> Outcome:
+        if self._closed:
+            raise RuntimeError("Executor is closed")
+        limits = self.limits
+        req = dict(req, op="run", limits=asdict(limits))
+        with self._lock:
+            t0 = time.monotonic()
+            try:
+                proc = self._ensure_server()
+            except Exception as e:  # noqa: BLE001
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
+            try:
+                _proto.send_frame(proc.stdin.fileno(), req,
+                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
+                header, blobs = self._recv_frame(proc, limits.timeout + SERVER_MARGIN)
+            except (OSError, EOFError, TimeoutError, ValueError) as e:
+                why = "hung" if isinstance(e, TimeoutError) else "died"
+                rc = proc.poll()
+                self._kill_server()
+                self.restarts += 1
+                detail = f" (exit status {rc})" if rc is not None else ""
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
+                               wall_time=time.monotonic() - t0)
+        stdout = blobs[0] if blobs else b""
+        return Outcome(
+            status=header.get("status", RUN_HARNESS_ERROR),
+            exit_code=header.get("exit_code"),
+            signal=header.get("signal"),
+            stdout=stdout.decode("utf-8", "replace"),
+            value_json=header.get("value_json"),
+            error=header.get("error", ""),
+            stderr_tail=header.get("stderr_tail", ""),
+            wall_time=float(header.get("wall_time", 0.0)),
+            cpu_time=float(header.get("cpu_time", 0.0)),
+            peak_memory=int(header.get("peak_memory", 0)),
+        )
+
+    def _stats(self) -> dict:
+        """Server counters (compiles, runs, pid); for tests and benchmarks."""
+        with self._lock:
+            proc = self._ensure_server()
+            _proto.send_frame(proc.stdin.fileno(), {"op": "stats"})
+            return self._recv(proc, 10.0)
+
+    def _server_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None

@@ -1,0 +1,292 @@
+"""The executor with real processes: semantics of standard-input and call-based runs, each limit and
+status, compile-once, and recovery when the server dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.outcome import (
+    RUN_COMPILE_ERROR,
+    RUN_EXITED,
+    RUN_HARNESS_ERROR,
+    RUN_MEMORY,
+    RUN_OUTPUT_LIMIT,
+    RUN_SIGNALED,
+    RUN_TIMEOUT,
+)
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(Limits(timeout=2.0, memory=1 << 30, output=1 << 20)) as e:
+        yield e
+
+
+def P(src: str, name: str = "cand.py") -> Program:
+    return Program(src, name)
+
+
+# -- standard input -----------------------------------------------------------------------------------
+
+
+def test_echo(ex):
+    o = ex.run_stdin(P("print(input()[::-1])"), "abc\n")
+    assert (o.status, o.exit_code, o.stdout, o.error) == (RUN_EXITED, 0, "cba\n", "")
+    assert o.wall_time > 0 and o.peak_memory > 0
+
+
+def test_real_program_semantics(ex):
+    src = (
+        "import sys\n"
+        "assert __name__ == '__main__'\n"
+        "assert sys.argv == ['cand.py']\n"
+        "n = 0\n"
+        "def bump():\n    global n\n    n += 1\n"
+        "bump(); bump()\n"
+        "a = input()\n"
+        "b = sys.stdin.readline()\n"
+        "rest = sys.stdin.read()\n"
+        "print(n, a, b.strip(), rest.split())\n"
+    )
+    o = ex.run_stdin(P(src), "x\ny\nz w\n")
+    assert o.stdout == "2 x y ['z', 'w']\n", o
+    o = ex.run_stdin(P("print(open(0).read().split())"), "1 2\n3\n")
+    assert o.stdout == "['1', '2', '3']\n", o
+
+
+def test_stdin_buffer_and_big_int(ex):
+    o = ex.run_stdin(P("import sys\nn = int(sys.stdin.buffer.read())\nprint(len(str(10 ** n)))"), "10000\n")
+    assert o.stdout == "10001\n", o
+
+
+def test_exit_codes(ex):
+    assert ex.run_stdin(P("print(1)\nexit()"), "").exit_code == 0
+    assert ex.run_stdin(P("import sys\nsys.exit(3)"), "").exit_code == 3
+    o = ex.run_stdin(P("import sys\nsys.exit('bad input')"), "")
+    assert (o.status, o.exit_code) == (RUN_EXITED, 1)
+    assert "bad input" in o.stderr_tail
+
+
+def test_exception(ex):
+    o = ex.run_stdin(P("x = 1\n1/0\n"), "")
+    assert (o.status, o.exit_code) == (RUN_EXITED, 1)
+    assert o.error == "ZeroDivisionError: division by zero"
+    assert 'File "cand.py", line 2' in o.stderr_tail
+    assert "1/0" in o.stderr_tail  # the source line is shown although the file is not readable
+    assert "server.py" not in o.stderr_tail
+
+
+def test_compile_error(ex):
+    o = ex.run_stdin(P("def f(:\n  pass"), "")
+    assert o.status == RUN_COMPILE_ERROR
+    assert o.error.startswith("SyntaxError")
+
+
+def test_top_level_return_is_wrapped(ex):
+    src = "n = int(input())\nif n > 1:\n    print('big')\n    return\nprint('small')\n"
+    assert ex.run_stdin(P(src), "5\n").stdout == "big\n"
+    assert ex.run_stdin(P(src), "0\n").stdout == "small\n"
+    # module semantics survive the wrapping: `global` in a function still sees top-level names
+    src2 = "c = 0\ndef f():\n    global c\n    c += 1\nf()\nprint(c)\nreturn\n"
+    assert ex.run_stdin(P(src2), "").stdout == "1\n"
+
+
+def test_other_syntax_errors_are_not_wrapped(ex):
+    o = ex.run_stdin(P("def f():\n    yield 1\nyield 2\n"), "")
+    assert o.status == RUN_COMPILE_ERROR
+
+
+def test_timeout(ex):
+    t = time.monotonic()
+    o = ex.run_stdin(P("while True: pass"), "")
+    assert o.status == RUN_TIMEOUT
+    assert 1.9 < o.wall_time < 3.0
+    assert time.monotonic() - t < 4
+
+
+def test_timeout_sleeping(ex):
+    o = ex.run_stdin(P("import time\nprint('a', flush=True)\ntime.sleep(30)"), "")
+    assert o.status == RUN_TIMEOUT
+    assert o.stdout == "a\n"
+
+
+def test_memory(ex):
+    o = ex.run_stdin(P("x = bytearray(2 << 30)"), "")
+    assert o.status == RUN_MEMORY, o
+
+
+def test_output_limit(ex):
+    o = ex.run_stdin(P("while True: print('x' * 1000)"), "")
+    assert o.status == RUN_OUTPUT_LIMIT
+    assert len(o.stdout) <= (1 << 20)
+
+
+def test_signal(ex):
+    o = ex.run_stdin(P("import os, signal\nos.kill(os.getpid(), signal.SIGABRT)"), "")
+    assert (o.status, o.signal) == (RUN_SIGNALED, signal.SIGABRT)
+
+
+def test_big_input_and_output_do_not_deadlock():
+    data = "x" * (3 << 20) + "\n"
+    with Executor(Limits(timeout=4)) as ex:
+        o = ex.run_stdin(P("import sys\ns = sys.stdin.read()\nsys.stdout.write(s)\nsys.stdout.write(s[:1000])"), data)
+    assert o.status == RUN_EXITED, o.error
+    assert len(o.stdout) == len(data) + 1000
+
+
+def test_stderr_is_tailed(ex):
+    o = ex.run_stdin(P("import sys\nfor i in range(100000): print(i, file=sys.stderr)"), "")
+    assert o.status == RUN_EXITED
+    assert len(o.stderr_tail) <= 2048 and o.stderr_tail.endswith("99999\n")
+
+
+def test_recursion_in_thread_with_big_stack(ex):
+    src = (
+        "import sys, threading\n"
+        "sys.setrecursionlimit(10 ** 6)\n"
+        "threading.stack_size(1 << 27)\n"
+        "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+        "def main():\n    print(f(100000))\n"
+        "threading.Thread(target=main).start()\n"
+    )
+    o = ex.run_stdin(P(src), "")
+    assert o.stdout == "100000\n", o
+
+
+def test_fresh_recursion_limit(ex):
+    ex.run_stdin(P("import sys\nsys.setrecursionlimit(50000)"), "")
+    o = ex.run_stdin(P("import sys\nprint(sys.getrecursionlimit())"), "")
+    assert o.stdout == "1000\n"
+
+
+def test_clean_env_and_workdir(ex):
+    o = ex.run_stdin(P("import os\nprint(sorted(os.environ))\nprint(os.listdir('.'))\nprint(os.getcwd())"), "")
+    lines = o.stdout.splitlines()
+    assert "PYTEST_CURRENT_TEST" not in lines[0] and "APPS" not in lines[0]
+    assert lines[1] == "[]"
+    assert not lines[2].startswith("/work")
+
+
+def test_fds_closed(ex):
+    o = ex.run_stdin(P("import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))"), "")
+    # /proc is not readable under Landlock; fall back to probing with fstat
+    if o.status != RUN_EXITED or o.exit_code:
+        o = ex.run_stdin(P("import os\nopen_=[]\nfor fd in range(64):\n    try:\n        os.fstat(fd)\n"
+                           "        open_.append(fd)\n    except OSError:\n        pass\nprint(open_)"), "")
+    assert o.stdout.strip() in ("[0, 1, 2, 3]", "[0, 1, 2, 3, 4]"), o
+
+
+def test_workdir_is_writable_and_fresh(ex):
+    o = ex.run_stdin(P("open('f.txt', 'w').write('hi')\nprint(open('f.txt').read())"), "")
+    assert o.stdout == "hi\n"
+    o = ex.run_stdin(P("import os\nprint(os.listdir('.'))"), "")
+    assert o.stdout == "[]\n"
+
+
+def test_file_size_limit():
+    with Executor(Limits(timeout=2, file_size=1000)) as ex:
+        o = ex.run_stdin(P("with open('f', 'wb') as f:\n    f.write(b'x' * 5000)"), "")
+        assert o.status == RUN_EXITED and o.exit_code == 1
+        assert "File too large" in o.error
+
+
+# -- call-based ---------------------------------------------------------------------------------------
+
+
+def test_call_top_level(ex):
+    o = ex.run_call(P("def add(a, b):\n    return (a + b, [a, b])"), "add", [1, 2])
+    assert o.status == RUN_EXITED and o.exit_code == 0
+    assert json.loads(o.value_json) == [3, [1, 2]]
+
+
+def test_call_solution_class_and_prints(ex):
+    src = "class Solution:\n    def twice(self, xs):\n        print('noise', xs)\n        return [x * 2 for x in xs]\n"
+    o = ex.run_call(P(src), "twice", [[1, 2]])
+    assert json.loads(o.value_json) == [2, 4]
+    assert o.stdout == "noise [1, 2]\n"
+
+
+def test_call_does_not_block_on_stdin(ex):
+    o = ex.run_call(P("import sys\ndata = sys.stdin.read()\ndef f():\n    return data"), "f", [])
+    assert json.loads(o.value_json) == ""
+
+
+def test_call_missing_function(ex):
+    o = ex.run_call(P("def g(): return 1"), "f", [])
+    assert o.value_json is None and o.exit_code == 1
+    assert "'f'" in o.error
+
+
+def test_call_not_serialisable(ex):
+    o = ex.run_call(P("def f(): return object()"), "f", [])
+    assert o.value_json is None
+    assert o.error == "TypeError: return value of type object is not JSON-serialisable"
+
+
+def test_call_exception(ex):
+    o = ex.run_call(P("def f(x): return x[5]"), "f", [[1]])
+    assert o.error == "IndexError: list index out of range"
+
+
+def test_call_big_int(ex):
+    o = ex.run_call(P("def f(n): return 7 ** n"), "f", [20000])
+    assert o.value_json is not None and len(o.value_json) > 16000
+
+
+def test_call_guard(ex):
+    o = ex.run_call(P("import os\ndef f():\n    os.system('true')\n    return 1"), "f", [])
+    assert o.value_json is None and "NoneType" in o.error
+
+
+# -- server -------------------------------------------------------------------------------------------
+
+
+def test_compile_once():
+    with Executor(Limits(timeout=2)) as ex:
+        prog = P("print(int(input()) * 2)")
+        outs = [ex.run_stdin(prog, f"{i}\n").stdout for i in range(5)]
+        assert outs == [f"{2 * i}\n" for i in range(5)]
+        assert ex._stats()["compiles"] == 1
+        ex.run_stdin(P("print(1)"), "")
+        assert ex._stats()["compiles"] == 2
+
+
+def test_restart_after_server_death():
+    with Executor(Limits(timeout=2)) as ex:
+        assert ex.run_stdin(P("print(1)"), "").stdout == "1\n"
+        pid = ex._server_pid()
+        threading.Timer(0.3, os.kill, (pid, signal.SIGKILL)).start()
+        o = ex.run_stdin(P("import time\ntime.sleep(1.5)\nprint(2)"), "")
+        assert o.status == RUN_HARNESS_ERROR and "server" in o.error
+        assert ex.run_stdin(P("print(3)"), "").stdout == "3\n"
+        assert ex._server_pid() != pid
+        # killed between tests: restarted quietly, the next test runs normally
+        os.kill(ex._server_pid(), signal.SIGKILL)
+        time.sleep(0.05)
+        assert ex.run_stdin(P("print(4)"), "").stdout == "4\n"
+
+
+def test_isolation_layers():
+    with Executor() as ex:
+        layers = ex.isolation()
+    assert {"fork-server", "rlimits", "pgroup-kill"} <= set(layers)
+    if os.uname().machine == "x86_64":
+        assert any(layer.startswith("landlock-abi") for layer in layers), layers
+
+
+def test_close_is_idempotent_and_stops_server():
+    ex = Executor()
+    ex.run_stdin(P("print(1)"), "")
+    pid = ex._server_pid()
+    ex.close()
+    ex.close()
+    time.sleep(0.05)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
