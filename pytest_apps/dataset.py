@@ -221,3 +221,12 @@ def stdin_text(raw: Any) -> str:
     if isinstance(raw, list):
         return "\n".join(str(x) for x in raw) + "\n"
     return raw if isinstance(raw, str) else str(raw)
+
+
+def case_order(problem: Problem, cheap_first: bool) -> list[int]:
+    """The order a problem's cases run in: dataset order, or smallest input first (ties by index) when
+    failing early matters. Deterministic, so every worker agrees; node ids name the index, not the order."""
+    indices = list(range(problem.n_cases))
+    if cheap_first and len(problem.input_sizes) == problem.n_cases:
+        indices.sort(key=lambda i: (problem.input_sizes[i], i))
+    return indices
