@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from .candidates import Candidate
-from .dataset import Problem
-from .evaluate import CaseResult, run_case
-from .failtext import failure_detail, failure_text
+from .dataset import Problem, case_order
+from .evaluate import CaseResult, case_record, run_case
+from .failtext import failure_text
 from .judge import HarnessError
 from .outcome import PASS
 from .report import CaseRecord
@@ -34,7 +34,9 @@ class CandidateFile(pytest.File):
         self.entries = entries
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
-        single = len(self.entries) == 1 and len(self.entries[0][1]) == 1 and not self.entries[0][1][0].label
+        first = self.entries[0][1][0] if self.entries and self.entries[0][1] else None
+        # A file of many problems names the problem even when the selection keeps only one of them.
+        single = len(self.entries) == 1 and len(self.entries[0][1]) == 1 and not first.label and not first.shared
         for problem, candidates in self.entries:
             if single:
                 yield from case_items(self, problem, candidates[0])
@@ -69,7 +71,7 @@ class SampleNode(pytest.Collector):
 
 
 def case_items(parent: pytest.Collector, problem: Problem, candidate: Candidate) -> Iterator[CaseItem]:
-    for index in range(problem.n_cases):
+    for index in case_order(problem, RunState.of(parent.config).settings.fail_fast):
         yield CaseItem.from_parent(
             parent, name=f"test_{index}", problem=problem, candidate=candidate, index=index
         )
@@ -96,40 +98,33 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         state = RunState.of(self.config)
+        failed_at = state.failed_at.get(self.key)
+        if failed_at and state.settings.fail_fast and self.nodeid not in state.explicit:
+            # reported at the item, not at this line, so `-rs` names the skipped case
+            raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
         cases = state.store.get(self.problem)
         try:
             self.result = run_case(state.executor, self.problem, self.candidate, cases, self.index)
         except HarnessError as exc:
-            self._record("harness_error", reason=str(exc))
+            self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid))
             raise
 
     def runtest(self) -> None:
         assert self.result is not None
-        verdict, outcome = self.result.verdict, self.result.outcome
-        self._record(
-            verdict.kind,
-            step=verdict.step,
-            reason=verdict.reason,
-            time=outcome.wall_time if outcome else 0.0,
-            memory=outcome.peak_memory if outcome else 0,
-        )
-        if verdict.kind != PASS:
-            self.user_properties[-1][1]["detail"] = failure_detail(self.result)
+        self._record(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid))
+        if self.result.verdict.kind != PASS:
+            RunState.of(self.config).failed_at.setdefault(self.key, self.nodeid)
             title = f"problem {self.problem.id} test {self.index}"
             raise CaseFailed(failure_text(self.result, title, self.nodeid))
 
     def teardown(self) -> None:
         self.result = None
 
-    def _record(self, kind: str, **fields: Any) -> None:
-        record = CaseRecord(
-            problem=self.problem.id,
-            case=self.index,
-            kind=kind,
-            sample=self.candidate.sample,
-            nodeid=self.nodeid,
-            **fields,
-        )
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.problem.id, self.candidate.sample)
+
+    def _record(self, record: CaseRecord) -> None:
         self.user_properties.append((RECORD_KEY, record.to_dict()))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:

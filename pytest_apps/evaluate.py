@@ -11,8 +11,9 @@ from typing import Any
 from .candidates import Candidate
 from .dataset import CALL, Cases, Problem, call_args, stdin_text
 from .executor import Executor, Program
-from .judge import judge
-from .outcome import NO_CODE, Outcome, Verdict
+from .judge import HarnessError, judge
+from .outcome import NO_CODE, PASS, Outcome, Verdict
+from .report import CaseRecord
 
 
 @dataclass(frozen=True)
@@ -42,3 +43,32 @@ def run_case(
     else:
         outcome = executor.run_stdin(program, stdin_text(raw_input))
     return CaseResult(judge(problem.fmt, expected, outcome), outcome, raw_input, expected)
+
+
+def case_record(
+    problem: Problem,
+    candidate: Candidate,
+    index: int,
+    result: CaseResult | HarnessError,
+    nodeid: str = "",
+) -> CaseRecord:
+    """The plain record of one case, as every front end reports it (a harness fault included)."""
+    if isinstance(result, HarnessError):
+        return CaseRecord(
+            problem.id, index, "harness_error", sample=candidate.sample, reason=str(result), nodeid=nodeid
+        )
+    from .failtext import failure_detail  # failtext imports this module
+
+    verdict, outcome = result.verdict, result.outcome
+    return CaseRecord(
+        problem=problem.id,
+        case=index,
+        kind=verdict.kind,
+        sample=candidate.sample,
+        step=verdict.step,
+        reason=verdict.reason,
+        time=outcome.wall_time if outcome else 0.0,
+        memory=outcome.peak_memory if outcome else 0,
+        nodeid=nodeid,
+        detail=failure_detail(result) if verdict.kind != PASS else {},
+    )

@@ -47,12 +47,36 @@ OPTIONS: tuple[Option, ...] = (
            kind="list", default=(), metavar="TIER"),
     Option("max-tests", "Keep the first N tests of each problem (default 20; 0 or less keeps all).",
            kind="int", default=20, metavar="N"),
-    Option("candidates", "Folder of candidate programs, <problem_id>.py (default solutions).",
-           default="solutions", metavar="PATH"),
+    Option("candidates", "Where the programs come from: a folder (<id>.py, <id>.md/.txt model text, "
+           "<id>/<sample>.py), a .jsonl/.json generations file, or 'reference' for the dataset's own "
+           "solutions (default solutions).", default="solutions", metavar="PATH|reference"),
+    Option("select", "Several samples per problem: 'all' evaluates each (pass@k), 'most-common' only the "
+           "most common program (default all).", default="all", metavar="all|most-common"),
+    Option("agent", "Generate the programs with this callable (module:callable) before the run; e.g. "
+           "pytest_apps.agents:openai_chat.", metavar="MODULE:CALLABLE"),
+    Option("generations", "Folder where generated programs (agent runs, reference solutions) are kept "
+           "and reused (default apps-generations).", default="apps-generations", metavar="PATH"),
+    Option("regenerate", "Call the agent again even for problems already in the generations folder.",
+           kind="bool", default=False),
+    Option("concurrency", "Agent calls in flight at once (default 4).", kind="int", default=4, metavar="N"),
+    Option("agent-timeout", "Seconds one problem's generation may take before it is recorded as no "
+           "code (default 600).", kind="float", default=600.0, metavar="SECONDS"),
+    Option("samples", "Samples to ask the agent for per problem (default 1); with 'reference', at most "
+           "this many solutions per problem (default all).", kind="int", metavar="N"),
+    Option("model", "Model name for the chat agent (default $OPENAI_MODEL).", metavar="NAME"),
+    Option("base-url", "OpenAI-compatible endpoint for the chat agent (default $OPENAI_BASE_URL, else "
+           "https://api.openai.com/v1).", metavar="URL"),
+    Option("api-key", "API key for the chat agent (default $OPENAI_API_KEY; never written to reports).",
+           metavar="KEY"),
+    Option("temperature", "Sampling temperature for the chat agent (default: the server's).",
+           kind="float", metavar="T"),
     Option("timeout", "Wall-clock limit per test in seconds (default 4).", kind="float", default=4.0,
            metavar="SECONDS", selects=False),
     Option("memory", "Address-space limit per test in bytes (default $APPS_CALL_BASED_MEMORY_BYTES, "
            "else 4 GiB; 0 for none).", kind="int", metavar="BYTES", selects=False),
+    Option("fail-fast", "Stop a candidate at its first failing test: its remaining tests are skipped "
+           "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool",
+           default=False, selects=False),
     Option("report", f"Where to write the JSON report (default {DEFAULT_REPORT}).",
            default=DEFAULT_REPORT, metavar="PATH", selects=False),
 )
@@ -69,14 +93,29 @@ class Settings:
     difficulty: tuple[str, ...] = ()
     max_tests: int = 20
     candidates: str = "solutions"
+    select: str = "all"
+    agent: str | None = None
+    generations: str = "apps-generations"
+    regenerate: bool = False
+    concurrency: int = 4
+    agent_timeout: float = 600.0
+    samples: int | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key: str | None = None
+    temperature: float | None = None
     timeout: float = 4.0
     memory: int | None = None
+    fail_fast: bool = False
     report: str = DEFAULT_REPORT
     rootdir: str = "."
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if data.get("api_key"):
+            data["api_key"] = "***"  # the plan and the report are files: no secret goes into them
+        return data
 
     def path(self, value: str) -> Path:
         """A path option, relative to the rootdir (so workers and the controller agree)."""
@@ -85,6 +124,12 @@ class Settings:
 
     @property
     def candidates_path(self) -> Path:
+        """Where candidates are read from (and collection starts): an agent's generations folder, the
+        reference folder, or the --apps-candidates path."""
+        if self.agent:
+            return self.path(self.generations) / _slug(self.agent + (f"-{self.model}" if self.model else ""))
+        if self.candidates == "reference":
+            return self.path(self.generations) / "reference"
         return self.path(self.candidates)
 
     @property
@@ -103,6 +148,12 @@ class Settings:
         return value
 
 
+def _slug(text: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "agent"
+
+
 def add_options(parser: Any) -> None:
     group = parser.getgroup("apps", "APPS benchmark (pytest-apps)")
     group.addoption("--apps", action="store_true", dest="apps", default=None,
@@ -114,8 +165,11 @@ def add_options(parser: Any) -> None:
             kwargs["metavar"] = opt.metavar
         if opt.kind == "list":
             kwargs["action"] = "append"
+        if opt.kind == "bool":
+            kwargs["action"] = "store_true"
         group.addoption(opt.flag, **kwargs)
-        parser.addini(opt.dest, opt.help, type="linelist" if opt.kind == "list" else "string")
+        ini_type = {"list": "linelist", "bool": "bool"}.get(opt.kind, "string")
+        parser.addini(opt.dest, opt.help, type=ini_type)
 
 
 def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
@@ -150,6 +204,8 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
             return int(raw)
         if opt.kind == "float":
             return float(raw)
+        if opt.kind == "bool":
+            return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if opt.kind == "list":
             items = raw if isinstance(raw, list) else [raw]
             return tuple(str(x) for x in items)
@@ -181,6 +237,16 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-timeout: {s.timeout} must be more than 0 seconds")
     if s.memory is not None and s.memory < 0:
         raise OptionError(f"--apps-memory: {s.memory} is negative; give bytes, or 0 for no limit")
+    if s.select not in ("all", "most-common"):
+        raise OptionError(f"--apps-select: unknown mode {s.select!r}; use all or most-common")
+    if s.concurrency < 1:
+        raise OptionError(f"--apps-concurrency: {s.concurrency}; give 1 or more calls at once")
+    if s.agent_timeout <= 0:
+        raise OptionError(f"--apps-agent-timeout: {s.agent_timeout} must be more than 0 seconds")
+    if s.samples is not None and s.samples < 1:
+        raise OptionError(f"--apps-samples: {s.samples}; give 1 or more")
+    if s.agent and ":" not in s.agent:
+        raise OptionError(f"--apps-agent: {s.agent!r} is not module:callable (e.g. pytest_apps.agents:openai_chat)")
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")

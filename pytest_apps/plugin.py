@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from . import options
+from .agent import pytest_progress as agent_progress  # not a hook: keep "pytest_" names out of here
 from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
 from .loading import DatasetError
@@ -47,10 +48,12 @@ def pytest_configure(config: pytest.Config) -> None:
         plan, owns = load_plan(Path(workerinput[PLAN_KEY])), False
     else:
         try:
-            plan, owns = build_plan(settings), True
+            plan, owns = build_plan(settings, progress=agent_progress(config)), True
         except (DatasetError, CandidateError) as exc:
             raise pytest.UsageError(str(exc)) from None
-    config.stash[STATE_KEY] = RunState(settings, plan, owns_plan=owns)
+    state = RunState(settings, plan, owns_plan=owns)
+    state.explicit = explicit_nodeids(config.args, config.rootpath)
+    config.stash[STATE_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # Active with no paths given: collect the APPS items only, not the project's own tests.
         config.args = [str(settings.candidates_path)]
@@ -58,6 +61,21 @@ def pytest_configure(config: pytest.Config) -> None:
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+def explicit_nodeids(args: list[str], rootdir: Path) -> set[str]:
+    """Node ids named on the command line (`path::name...`), as pytest spells them (relative to rootdir)."""
+    out = set()
+    for arg in args:
+        if "::" not in arg:
+            continue
+        path, rest = arg.split("::", 1)
+        try:
+            rel = Path(path).resolve().relative_to(rootdir.resolve()).as_posix()
+        except ValueError:
+            rel = path
+        out.add(f"{rel}::{rest}")
+    return out
 
 
 class AppsPlugin:
@@ -72,11 +90,15 @@ class AppsPlugin:
         self.summary: Summary | None = None
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
+        collected = yield
         entries = self.files.get(str(file_path.resolve()))
         if entries is None:
-            return None
-        return CandidateFile.from_parent(parent, path=file_path, entries=entries)
+            return collected
+        # Only our collector may take a candidate file: pytest's python plugin would import a
+        # candidate `.py` named on the command line, running candidate code inside pytest.
+        return [CandidateFile.from_parent(parent, path=file_path, entries=entries)]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

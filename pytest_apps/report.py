@@ -6,13 +6,15 @@ with a case that did not run (deselected, -x, --lf) is "incomplete" and scores 0
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .dataset import TIERS, Problem, SkippedRow
 from .outcome import ALL_KINDS, FAILURE_KINDS, NO_CODE, PASS
+from .passk import ks_for, mean_pass_at_k
 
 REPORT_VERSION = 1
 
@@ -62,6 +64,11 @@ class ProblemResult:
     first_failure_detail: dict[str, Any] = field(default_factory=dict)  # its input, expected, got
     program: str | None = None  # the candidate program, kept for failing problems
     tests: list[dict[str, Any]] = field(default_factory=list)
+    raw: str | None = None  # the model text the program was extracted from, kept beside it
+    samples: int = 1  # candidate programs of this problem (0: none)
+    samples_passed: int = 0
+    score: float = 0.0  # samples_passed / samples: 1 or 0 with one sample, the mean over several
+    sample_results: list[dict[str, Any]] = field(default_factory=list)  # several samples: one summary each
 
     @property
     def passed(self) -> bool:
@@ -119,6 +126,8 @@ def problem_result(
         result.first_failure_detail = dict(first.detail)
         if all(r.kind == "harness_error" for r in failures):
             result.verdict, result.reason = P_INCOMPLETE, "harness error: " + first.reason
+        elif all(r.kind == NO_CODE for r in ordered):
+            result.verdict, result.reason = P_NO_CODE, "no code in the candidate"
     elif result.tests_run < result.tests_total:
         missing = result.tests_total - result.tests_run
         result.reason = f"{missing} of {result.tests_total} tests did not run"
@@ -127,18 +136,86 @@ def problem_result(
     return result
 
 
+def sampled_result(problem: Problem, candidates: Sequence[Any], records: Iterable[CaseRecord]) -> ProblemResult:
+    """A problem with several samples (`Candidate`s): each is judged like a single program, then they
+    roll up. score = pass@1 = the share of samples that passed. The verdict is "pass" only when every
+    sample passed, "incomplete" when a sample's tests did not all run, "no code" when no sample had code.
+    tests_passed / tests_total add up over samples, so the test-case average is the mean over samples."""
+    by_sample: dict[int, list[CaseRecord]] = {}
+    for record in records:
+        by_sample.setdefault(record.sample, []).append(record)
+    per = [problem_result(problem, c.file, by_sample.get(c.sample, [])) for c in candidates]
+    result = ProblemResult(
+        id=problem.id, difficulty=problem.difficulty, format=problem.fmt,
+        candidate=candidates[0].file if candidates else None, verdict=P_INCOMPLETE,
+        samples=len(candidates), tests_total=problem.n_cases * len(candidates),
+    )
+    if problem.broken:
+        result.verdict, result.reason = P_BROKEN, problem.broken
+        return result
+    result.samples_passed = sum(r.passed for r in per)
+    result.score = result.samples_passed / len(per) if per else 0.0
+    result.tests_run = sum(r.tests_run for r in per)
+    result.tests_passed = sum(r.tests_passed for r in per)
+    for cand, r in zip(candidates, per):
+        result.tests.extend({**t, "sample": cand.sample} for t in r.tests)
+        result.sample_results.append({
+            "sample": cand.sample, "label": cand.label, "file": cand.file, "verdict": r.verdict,
+            "reason": r.reason, "tests_passed": r.tests_passed, "tests_run": r.tests_run,
+            "first_failure": r.first_failure,
+        })
+    verdicts = {r.verdict for r in per}
+    failing = [(c, r) for c, r in zip(candidates, per) if r.verdict != P_PASS]
+    if P_INCOMPLETE in verdicts:
+        result.verdict = P_INCOMPLETE
+    elif verdicts == {P_NO_CODE}:
+        result.verdict = P_NO_CODE
+    elif verdicts == {P_PASS}:
+        result.verdict = P_PASS
+    else:
+        result.verdict = P_FAIL
+    if failing:
+        cand, first = next(((c, r) for c, r in failing if r.verdict == result.verdict), failing[0])
+        result.reason = (f"{len(failing)} of {len(per)} samples failed; sample {cand.sample}: {first.reason}")
+        result.first_failure, result.first_failure_detail = first.first_failure, first.first_failure_detail
+        result.program, result.raw = cand.code, cand.raw
+    return result
+
+
 def summarize(
     problems: list[Problem],
-    candidates: Mapping[str, str | None],
+    candidates: Mapping[str, str | None | Sequence[Any]],
     skipped: list[SkippedRow],
     records: Iterable[CaseRecord],
     extra: Mapping[str, Any] | None = None,
 ) -> Summary:
-    """Roll per-case records up into per-problem verdicts and the run's figures."""
+    """Roll per-case records up into per-problem verdicts and the run's figures.
+
+    A problem's candidates are its file (one program), None (none), or a list of `Candidate`s: one
+    without a label is the single-program case; several are samples (pass@k)."""
     grouped: dict[str, list[CaseRecord]] = {}
     for record in records:
         grouped.setdefault(record.problem, []).append(record)
-    results = [problem_result(p, candidates.get(p.id), grouped.get(p.id, [])) for p in problems]
+    results = []
+    for p in problems:
+        cand = candidates.get(p.id)
+        if isinstance(cand, (list, tuple)) and (len(cand) > 1 or (cand and cand[0].label)):
+            results.append(sampled_result(p, cand, grouped.get(p.id, [])))
+            continue
+        if isinstance(cand, (list, tuple)):
+            cand = cand[0].file if cand else None
+        result = problem_result(p, cand, grouped.get(p.id, []))
+        result.samples = 0 if cand is None else 1
+        result.samples_passed = int(result.passed)
+        result.score = float(result.passed)
+        results.append(result)
+    return summary_of(results, skipped, extra)
+
+
+def summary_of(
+    results: list[ProblemResult], skipped: list[SkippedRow], extra: Mapping[str, Any] | None = None
+) -> Summary:
+    """The run's figures over per-problem results (one per selected problem, in dataset order)."""
     figures = figures_of(results)
     figures["skipped_rows"] = len(skipped)
     figures["skipped_reasons"] = dict(Counter(_reason_class(s.reason) for s in skipped))
@@ -151,9 +228,10 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     n = len(results)
     with_code = [r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)]
     passed = sum(r.passed for r in results)
+    score = sum(_score(r) for r in results)  # = passed with one sample per problem
     kinds: Counter[str] = Counter({k: 0 for k in ALL_KINDS})
     for r in results:
-        if r.verdict == P_NO_CODE:
+        if r.verdict == P_NO_CODE and not r.tests:
             kinds[NO_CODE] += max(r.tests_total, 1)
         for t in r.tests:
             kinds[t["kind"]] += 1
@@ -166,19 +244,23 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         per_tier[tier] = {
             "problems": len(members),
             "passed": tier_passed,
-            "strict_accuracy": _ratio(tier_passed, len(members)),
+            "strict_accuracy": _ratio(sum(_score(r) for r in members), len(members)),
         }
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
     return {
         "problems": n,
         "problems_with_code": len(with_code),
         "passed": passed,
-        "strict_accuracy": _ratio(passed, n),
-        "strict_accuracy_with_code": _ratio(passed, len(with_code)),
+        # with several samples: the mean over problems of the share of samples that passed (= pass@1)
+        "strict_accuracy": _ratio(score, n),
+        "strict_accuracy_with_code": _ratio(sum(_score(r) for r in with_code), len(with_code)),
         "test_case_average": _ratio(
             sum(_ratio(r.tests_passed, r.tests_total) or 0.0 for r in results), n
         ),
-        "test_case_average_partial": bool(incomplete),
+        # partial whenever a selected test of a problem with code did not run (-k, -x, fail-fast...)
+        "test_case_average_partial": any(
+            r.tests_run < r.tests_total for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)
+        ),
         "per_tier": per_tier,
         "problem_verdicts": dict(Counter(r.verdict for r in results)),
         "outcomes": dict(kinds),
@@ -187,7 +269,41 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "incomplete_problems": incomplete,
         "tests_run": sum(r.tests_run for r in results),
         "tests_total": sum(r.tests_total for r in results),
+        **sample_figures(results),
     }
+
+
+def _counts(r: ProblemResult) -> tuple[int, int]:
+    """(samples, samples passed) of a problem; a problem without any candidate has no sample."""
+    if r.sample_results or r.samples > 1:
+        return r.samples, min(r.samples_passed, r.samples)
+    return (0 if r.candidate is None else 1), int(r.passed)
+
+
+def _score(r: ProblemResult) -> float:
+    n, c = _counts(r)
+    return c / n if n else 0.0
+
+
+def sample_figures(results: list[ProblemResult]) -> dict[str, Any]:
+    """Samples per problem and the unbiased pass@k (Chen et al. 2021) for k in 1, 5, 10, 100 up to the
+    smallest sample count; every selected problem counts (one without a candidate scores 0)."""
+    counts = [_counts(r) for r in results]
+    sampled = [n for n, _ in counts if n]
+    smallest = min(sampled) if sampled else 0
+    return {
+        "samples": {"min": smallest, "max": max(sampled, default=0), "total": sum(sampled)},
+        "pass_at_k": {f"pass@{k}": _round(mean_pass_at_k(counts, k)) for k in ks_for(smallest)},
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def document(settings: Mapping[str, Any], source: Mapping[str, Any], summary: Summary) -> dict[str, Any]:
+    """The JSON report's shape, whichever front end (plugin or API) produced the summary."""
+    return {"version": REPORT_VERSION, "settings": dict(settings), "source": dict(source), **summary.to_dict()}
 
 
 def failing_nodeids(summary: Summary, most: int = 10) -> list[str]:
@@ -199,8 +315,10 @@ def _ratio(part: float, whole: float) -> float | None:
 
 
 def _reason_class(reason: str) -> str:
-    """Group skip reasons for the header: the text before any detail in parentheses."""
-    return reason.split(" (", 1)[0]
+    """Group skip reasons for the header: without the file and line, and without details in parentheses
+    ("rows.jsonl line 7: not JSON (Expecting value...)" -> "line not JSON")."""
+    reason = re.sub(r"^.*\bline \d+: ", "line ", reason)
+    return reason.split(" (", 1)[0].split(";", 1)[0]
 
 
 __all__ = [
@@ -208,6 +326,8 @@ __all__ = [
     "ProblemResult",
     "Summary",
     "summarize",
+    "summary_of",
+    "document",
     "failing_nodeids",
     "FAILURE_KINDS",
 ]

@@ -20,6 +20,8 @@ class RunState:
         self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
         self.store = CaseStore(plan)
         self._executor: Executor | None = None
+        self.explicit: set[str] = set()  # node ids named on the command line: they always run
+        self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
 
     @staticmethod
     def of(config: Any) -> RunState:

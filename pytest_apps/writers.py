@@ -8,15 +8,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .report import REPORT_VERSION, CaseRecord, Summary, failing_nodeids, summarize
+from .report import CaseRecord, Summary, document, failing_nodeids, summarize
 from .state import RunState
 
 
 def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: float) -> Summary:
     plan = state.plan
-    candidates = {
-        p.id: (plan.candidates[p.id][0].file if plan.candidates.get(p.id) else None) for p in plan.problems
-    }
+    candidates = {p.id: plan.candidates.get(p.id) or None for p in plan.problems}  # several: samples
     summary = summarize(
         plan.problems,
         candidates,
@@ -25,8 +23,9 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
         extra={"wall_time": round(wall_time, 3), "missing_ids": plan.missing},
     )
     for result in summary.problems:
-        if result.verdict == "fail" and plan.candidates.get(result.id):
-            result.program = plan.candidates[result.id][0].code
+        cands = plan.candidates.get(result.id)
+        if result.verdict in ("fail", "no_code") and cands and not result.sample_results:
+            result.program, result.raw = cands[0].code, cands[0].raw
     return summary
 
 
@@ -77,10 +76,13 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     )
     if tiers:
         lines.append("per tier: " + tiers)
-    average = f"test-case average: {_pct(f['test_case_average'])}"
     if f["test_case_average_partial"]:
-        average += " (partial: not every selected test ran)"
-    lines.append(average)
+        lines.append(
+            f"test-case average: partial, at least {_pct(f['test_case_average'])} "
+            f"({f['tests_total'] - f['tests_run']} of {f['tests_total']} selected tests did not run)"
+        )
+    else:
+        lines.append(f"test-case average: {_pct(f['test_case_average'])}")
     kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
     lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
     if f["skipped_rows"]:
@@ -92,6 +94,14 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
         shown = ", ".join(f["incomplete_problems"][:10])
         more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
         lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
+    if f["samples"]["max"] > 1:
+        ks = ", ".join(f"{k} {_pct(v)}" for k, v in f["pass_at_k"].items())
+        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a"))
+    if state.settings.candidates == "reference" and not state.settings.agent:
+        bad = [r.id for r in summary.problems if r.verdict == "fail"]
+        if bad:
+            lines.append("reference solutions failing (a broken problem or a harness bug): " + ", ".join(bad[:20])
+                         + (f" and {len(bad) - 20} more" if len(bad) > 20 else ""))
     failing = failing_nodeids(summary)
     if failing:
         lines.append("first failing case of failing problems (paste to rerun):")
@@ -101,12 +111,7 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
-    return {
-        "version": REPORT_VERSION,
-        "settings": state.plan.settings,
-        "source": state.plan.source,
-        **summary.to_dict(),
-    }
+    return document(state.plan.settings, state.plan.source, summary)
 
 
 def write_json(state: RunState, summary: Summary) -> Path:

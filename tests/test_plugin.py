@@ -1,0 +1,244 @@
+"""The plugin end to end, through real pytest runs (subprocesses, real xdist workers, real executor)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from conftest import read_report, run
+
+BROKEN = {
+    # wrong answer
+    "900001": "a, b = map(int, input().split())\nprint(a - b)\n",
+    # runtime error on every test
+    "900002": "def reverse_words(s):\n    raise ValueError('nope')\n",
+    # compile error
+    "900003": "def broken(:\n    pass\n",
+    # 900004: no file at all -> no code
+    # timeout (with a short --apps-timeout)
+    "900005": "while True:\n    pass\n",
+}
+
+
+def comparable(report: dict) -> dict:
+    """The report without what legitimately differs between runs (time, memory, where files are)."""
+    summary = {k: v for k, v in report["summary"].items() if k != "wall_time"}
+    problems = [
+        {
+            "id": p["id"],
+            "verdict": p["verdict"],
+            "tests_passed": p["tests_passed"],
+            "tests_run": p["tests_run"],
+            "kinds": [t["kind"] for t in p["tests"]],
+            "steps": [t["step"] for t in p["tests"]],
+        }
+        for p in report["problems"]
+    ]
+    return {"summary": summary, "problems": problems}
+
+
+@pytest.fixture
+def broken_project(sample_project: pytest.Pytester) -> pytest.Pytester:
+    folder = sample_project.path / "solutions"
+    for pid, code in BROKEN.items():
+        (folder / f"{pid}.py").write_text(code)
+    (folder / "900004.py").unlink()
+    return sample_project
+
+
+def test_dormant_without_apps_options(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    shutil.copytree(__import__("conftest").SOLUTIONS, pytester.path / "solutions")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)
+    assert "APPS summary" not in result.stdout.str()
+    assert not (pytester.path / "reports").exists()
+
+
+def test_sample_passes_and_collects_only_apps_items(sample_project: pytest.Pytester) -> None:
+    sample_project.makepyfile(test_plain="def test_not_apps():\n    assert False\n")
+    result = run(sample_project, "--apps-dataset", "sample")
+    result.assert_outcomes(passed=27)
+    result.stdout.fnmatch_lines(["*APPS summary*", "strict accuracy: 100.00% (6/6 problems)"])
+    report = read_report(sample_project)
+    assert report["summary"]["strict_accuracy"] == 1.0
+    assert report["summary"]["per_tier"]["competition"] == {"problems": 2, "passed": 2, "strict_accuracy": 1.0}
+    assert {p["format"] for p in report["problems"]} == {"stdin", "call"}
+    # every case passed through a named cascade step
+    assert all(t["step"] for p in report["problems"] for t in p["tests"])
+
+
+def test_serial_and_two_workers_give_identical_reports(broken_project: pytest.Pytester) -> None:
+    args = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
+    serial = run(broken_project, *args, "-n", "0", "--apps-report", "reports/serial.json")
+    parallel = run(broken_project, *args, "-n", "2", "--apps-report", "reports/parallel.json")
+    assert serial.ret == parallel.ret == 1
+    a = comparable(read_report(broken_project, "reports/serial.json"))
+    b = comparable(read_report(broken_project, "reports/parallel.json"))
+    assert a == b
+    verdicts = {p["id"]: (p["verdict"], p["kinds"][:1]) for p in a["problems"]}
+    assert verdicts == {
+        "900001": ("fail", ["wrong_answer"]),
+        "900002": ("fail", ["runtime_error"]),
+        "900003": ("fail", ["compile_error"]),
+        "900004": ("no_code", []),
+        "900005": ("fail", ["timeout"]),
+        "900006": ("pass", ["pass"]),
+    }
+    assert a["summary"]["strict_accuracy"] == round(1 / 6, 6)
+    assert a["summary"]["strict_accuracy_with_code"] == 0.2
+    assert a["summary"]["outcomes"]["no_code"] == 4
+
+
+def test_failure_text_is_short_and_says_how_to_rerun(broken_project: pytest.Pytester) -> None:
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-only", "900001")
+    out = result.stdout.str()
+    assert "problem 900001 test 0: wrong answer" in out
+    assert "expected:" in out and "got:" in out and "-1" in out
+    assert "rerun: pytest solutions/900001.py::test_0" in out
+    result.stdout.fnmatch_lines(["*first failing case*", "  solutions/900001.py::test_0"])
+
+
+def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest.Pytester) -> None:
+    result = run(broken_project, "--apps-dataset", "sample", "solutions/900001.py::test_2", "-v")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["solutions/900001.py::test_2 FAILED*"])
+    report = read_report(broken_project)
+    ran = [(p["id"], t["case"]) for p in report["problems"] for t in p["tests"]]
+    assert ran == [("900001", 2)]
+    # the other problems did not run: incomplete, never passed
+    assert report["summary"]["passed"] == 0
+    assert "900006" in report["summary"]["incomplete_problems"]
+
+
+def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
+    base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
+    result = run(broken_project, *base, "-k", "900006")
+    result.assert_outcomes(passed=4, deselected=19)
+    result = run(broken_project, *base, "-x")
+    result.assert_outcomes(failed=1)
+    assert read_report(broken_project)["summary"]["tests_run"] == 1
+    first = run(broken_project, *base, "--junitxml", "reports/junit.xml")
+    first.assert_outcomes(passed=4, failed=19)
+    xml = (broken_project.path / "reports" / "junit.xml").read_text()
+    assert 'classname="solutions.900001"' in xml and 'name="test_0"' in xml
+    again = run(broken_project, *base, "--lf")
+    again.assert_outcomes(failed=19, deselected=4)
+
+
+def test_all_cases_of_a_problem_run_on_one_worker(sample_project: pytest.Pytester) -> None:
+    result = run(sample_project, "--apps-dataset", "sample", "-n", "2", "-v")
+    workers: dict[str, set[str]] = {}
+    for line in result.stdout.lines:
+        if "PASSED" in line and line.startswith("[gw"):
+            worker, rest = line.split("]", 1)
+            nodeid = rest.split()[-1]
+            workers.setdefault(nodeid.split("::")[0], set()).add(worker)
+    assert len(workers) == 6
+    assert all(len(w) == 1 for w in workers.values()), workers
+
+
+def test_missing_dataset_file_is_one_clear_line(sample_project: pytest.Pytester) -> None:
+    result = run(sample_project, "--apps-dataset", "nowhere/rows.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and "rows.jsonl" in errors[0]
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (("--apps-limit", "x"), "--apps-limit"),
+        (("--apps-difficulty", "hard"), "unknown tier 'hard'"),
+        (("--apps-timeout", "0"), "--apps-timeout"),
+    ],
+)
+def test_bad_options_are_one_clear_line(sample_project: pytest.Pytester, args, needle) -> None:
+    result = run(sample_project, "--apps-dataset", "sample", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert needle in result.stderr.str()
+
+
+def test_ini_options_apply_and_command_line_wins(sample_project: pytest.Pytester) -> None:
+    sample_project.makeini("[pytest]\napps = true\napps_dataset = sample\napps_limit = 2\n")
+    result = run(sample_project)
+    result.assert_outcomes(passed=9)
+    result = run(sample_project, "--apps-limit", "1")
+    result.assert_outcomes(passed=5)
+
+
+def test_selection_options(sample_project: pytest.Pytester) -> None:
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-difficulty", "competition",
+                 "--apps-max-tests", "2")
+    result.assert_outcomes(passed=4)
+    report = read_report(sample_project)
+    assert [p["id"] for p in report["problems"]] == ["900005", "900006"]
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-only", "900002,900004",
+                 "--apps-only", "900006", "--apps-offset", "1", "--apps-limit", "1")
+    result.assert_outcomes(passed=4)
+    assert [p["id"] for p in read_report(sample_project)["problems"]] == ["900004"]
+
+
+def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project: pytest.Pytester) -> None:
+    rows = [json.loads(line) for line in open(__import__("conftest").REPO / "pytest_apps/data/sample.jsonl")]
+    rows[1]["input_output"] = "not json"
+    io = json.loads(rows[2]["input_output"])
+    io["outputs"] = io["outputs"][:-1]
+    rows[2]["input_output"] = json.dumps(io)
+    rows[3]["question"] = ""
+    path = sample_project.path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{truncated\n")
+    result = run(sample_project, "--apps-dataset", "rows.jsonl")
+    report = read_report(sample_project)
+    assert report["summary"]["skipped_rows"] == 3
+    assert report["summary"]["skipped_reasons"] == {
+        "input_output is not JSON": 1, "empty question": 1, "line not JSON": 1
+    }
+    assert report["summary"]["problems"] == 4
+    broken = next(p for p in report["problems"] if p["id"] == "900003")
+    assert broken["verdict"] == "broken" and "differ in length" in broken["reason"]
+    result.stdout.fnmatch_lines(["skipped rows: 3 *"])
+
+
+def test_candidate_named_on_the_command_line_is_never_imported_by_pytest(sample_project: pytest.Pytester) -> None:
+    marker = sample_project.path / "ran-inside-pytest"
+    (sample_project.path / "solutions" / "900001.py").write_text(
+        "import sys\n"
+        "if '_pytest' in sys.modules:\n"
+        f"    open({str(marker)!r}, 'w').write('candidate code ran in the pytest process')\n"
+        "a, b = map(int, input().split())\nprint(a + b)\n"
+    )
+    for args in (("solutions/900001.py",), ("solutions/900001.py::test_1",), ("solutions",), ()):
+        result = run(sample_project, "--apps-dataset", "sample", "--apps-only", "900001", *args)
+        assert not marker.exists(), args
+        result.assert_outcomes(passed=1 if "::" in "".join(args) else 5)
+
+
+def test_fail_fast_keeps_verdicts_and_skips_the_rest_with_a_reason(broken_project: pytest.Pytester) -> None:
+    base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
+    full = run(broken_project, *base, "--apps-report", "reports/full.json")
+    fast = run(broken_project, *base, "--apps-fail-fast", "-n", "2", "--apps-report", "reports/fast.json", "-rs")
+    a, b = read_report(broken_project, "reports/full.json"), read_report(broken_project, "reports/fast.json")
+    assert [(p["id"], p["verdict"]) for p in a["problems"]] == [(p["id"], p["verdict"]) for p in b["problems"]]
+    assert a["summary"]["strict_accuracy"] == b["summary"]["strict_accuracy"]
+    assert not a["summary"]["test_case_average_partial"] and b["summary"]["test_case_average_partial"]
+    # each failing candidate ran exactly one case; the timeout problem cost one timeout, not five
+    for p in b["problems"]:
+        if p["verdict"] == "fail":
+            assert p["tests_run"] == 1, p
+    fast.assert_outcomes(passed=4, failed=4, skipped=15)
+    fast.stdout.fnmatch_lines(["*problem already failed at solutions/900005.py::test_*"])
+    fast.stdout.fnmatch_lines(["test-case average: partial, at least *"])
+    full.stdout.no_fnmatch_line("*partial*")
+
+
+def test_fail_fast_runs_cheap_cases_first_and_explicit_cases_always(broken_project: pytest.Pytester) -> None:
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-fail-fast", "--apps-only", "900001", "-v")
+    order = [line.split()[0] for line in result.stdout.lines if line.startswith("solutions/900001.py::")]
+    # inputs are "1 2\n"(4), "-5 5\n"(5), "1000000000 1000000000\n"(22), "7 -10\n"(6), "0 0\n"(4)
+    assert order == [f"solutions/900001.py::test_{i}" for i in (0, 4, 1, 3, 2)]
+    named = run(broken_project, "--apps-dataset", "sample", "--apps-fail-fast",
+                "solutions/900001.py::test_0", "solutions/900001.py::test_3")
+    named.assert_outcomes(failed=2)
