@@ -1,0 +1,677 @@
+"""The HTML report (`--apps-html`): one self-contained file a person would rather look at than read.
+
+Input is the JSON report document (a plain dict, as `writers.report_document` builds it or as read back
+from `reports/apps-report.json`), so a saved report can be rendered again later.
+
+What it shows: the headline figures, a bar per tier, the outcome mix of all tests, a grid of problems by
+test cases coloured by outcome kind, and for each failing problem (collapsed) the candidate program, the
+first failing input, expected and got.
+
+Design notes:
+- Self-contained: inline CSS and JS only, no fonts, images or scripts from elsewhere. A Content Security
+  Policy forbids every fetch (`default-src 'none'`) and allows only our own script, by its hash, so even
+  markup that slipped through escaping could neither run nor phone home.
+- Everything that comes from the run (programs, inputs, outputs, ids, reasons: untrusted model output)
+  is escaped with `html.escape`; data for the script travels as JSON in a non-executed
+  `<script type="application/json">` with `<`, `>` and `&` written as `\\u003c`-style escapes, and the
+  script puts text into the page with `textContent` only.
+- Fast at the full test split (5,000 problems x up to ~200 tests): the grid is one run-length-encoded
+  string (one letter per outcome kind, a count after it for runs) drawn on a canvas by the inline script,
+  problems laid out in columns; failing problems' details are static but collapsed in `<details>`.
+  After drawing, the script reads the canvas back and records the colours it painted per kind in
+  `#grid-stats[data-drawn]`, so a headless browser test can check what was actually shown.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+# Outcome kinds of a test cell: code letter in the grid string, label, colour.
+KINDS: dict[str, tuple[str, str, str]] = {
+    "pass": ("p", "pass", "#2f9e5e"),
+    "wrong_answer": ("w", "wrong answer", "#e0523f"),
+    "runtime_error": ("r", "runtime error", "#f28e2b"),
+    "timeout": ("t", "timeout", "#8b5cd6"),
+    "memory_limit": ("m", "memory limit", "#c93f86"),
+    "output_limit": ("o", "output limit", "#d6b21c"),
+    "compile_error": ("c", "compile error", "#3b6fd8"),
+    "no_code": ("n", "no code", "#59606b"),
+    "harness_error": ("h", "harness error", "#19a3a3"),
+    "not_run": ("s", "not run / skipped", "#d8dce2"),
+    "broken": ("b", "broken problem (no usable tests)", "#9b7b5e"),
+}
+CODE_OF = {kind: code for kind, (code, _, _) in KINDS.items()}
+OTHER_CODE = "x"  # a kind this module does not know (a newer report): drawn like a harness error
+FAILURE_KINDS = [k for k in KINDS if k not in ("pass", "not_run", "broken")]
+TIER_ORDER = ("introductory", "interview", "competition")
+PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the JSON report has it whole)
+
+
+def esc(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def pct(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def script_json(data: Any) -> str:
+    """JSON that is safe inside a <script> element: no `</script>`, `<!--` or `&` can form."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The grid: one row of cells per problem, run-length encoded
+
+
+def problem_cells(problem: Mapping[str, Any]) -> list[str]:
+    """The outcome kind of each of a problem's tests, in test order (not-run tests included)."""
+    verdict = problem.get("verdict")
+    total = int(problem.get("tests_total") or 0)
+    if verdict == "broken":
+        return ["broken"]
+    if verdict == "no_code":
+        return ["no_code"] * max(total, 1)
+    tests = problem.get("tests") or []
+    samples = problem.get("sample_results") or []
+    if len(samples) > 1:  # several samples (pass@k): their rows of cells one after the other
+        per = total // len(samples) if total else 0
+        cells = []
+        for sample in samples:
+            mine = [t for t in tests if t.get("sample") == sample.get("sample")]
+            fill = "no_code" if sample.get("verdict") == "no_code" else "not_run"
+            row = [fill] * max([per] + [int(t.get("case", 0)) + 1 for t in mine])
+            for t in mine:
+                row[int(t.get("case", 0))] = str(t.get("kind", ""))
+            cells.extend(row)
+        return cells or ["not_run"]
+    width = max([total] + [int(t.get("case", 0)) + 1 for t in tests])
+    cells = ["not_run"] * max(width, 1)
+    for t in tests:
+        cells[int(t.get("case", 0))] = str(t.get("kind", ""))
+    return cells
+
+
+def encode_row(cells: Iterable[str]) -> str:
+    out: list[str] = []
+    last, count = "", 0
+    for kind in cells:
+        code = CODE_OF.get(kind, OTHER_CODE)
+        if code == last:
+            count += 1
+            continue
+        if last:
+            out.append(last + (str(count) if count > 1 else ""))
+        last, count = code, 1
+    if last:
+        out.append(last + (str(count) if count > 1 else ""))
+    return "".join(out)
+
+
+def grid_data(problems: list[Mapping[str, Any]]) -> tuple[dict[str, Any], Counter[str]]:
+    tiers: list[str] = []
+    tier_index: dict[str, int] = {}
+    rows, tier_of, ids, verdicts = [], [], [], []
+    counts: Counter[str] = Counter()
+    max_tests = 1
+    for p in problems:
+        cells = problem_cells(p)
+        counts.update(cells)
+        max_tests = max(max_tests, len(cells))
+        rows.append(encode_row(cells))
+        tier = str(p.get("difficulty") or "")
+        if tier not in tier_index:
+            tier_index[tier] = len(tiers)
+            tiers.append(tier)
+        tier_of.append(tier_index[tier])
+        ids.append(str(p.get("id", "")))
+        verdicts.append(str(p.get("verdict", "")))
+    data = {
+        "ids": ids,
+        "tiers": tiers,
+        "tier_of": tier_of,
+        "verdicts": verdicts,
+        "rows": ",".join(rows),
+        "max_tests": max_tests,
+        "kinds": {code: [kind, label, colour] for kind, (code, label, colour) in KINDS.items()}
+        | {OTHER_CODE: ["other", "other", KINDS["harness_error"][2]]},
+    }
+    return data, counts
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Page sections
+
+
+def _header(document: Mapping[str, Any]) -> str:
+    settings = document.get("settings") or {}
+    source = document.get("source") or {}
+    revision = source.get("resolved_revision") or source.get("revision") or settings.get("revision")
+    selection = []
+    if settings.get("difficulty"):
+        selection.append("difficulty " + ", ".join(map(str, settings["difficulty"])))
+    if settings.get("only"):
+        selection.append(f"{len(settings['only'])} chosen ids")
+    if settings.get("offset"):
+        selection.append(f"offset {settings['offset']}")
+    if settings.get("limit") is not None:
+        selection.append(f"limit {settings['limit']}")
+    max_tests = settings.get("max_tests")
+    memory = settings.get("memory")
+    facts = [
+        ("dataset", source.get("dataset") or settings.get("dataset")),
+        ("split", source.get("split") or settings.get("split")),
+        ("revision", revision),
+        ("selection", ", ".join(selection) or "all problems"),
+        ("tests", None if max_tests is None else ("all" if max_tests <= 0 else f"first {max_tests}")),
+        ("candidates", settings.get("candidates")),
+        ("time limit", None if settings.get("timeout") is None else f"{settings['timeout']:g} s"),
+        ("memory", None if memory is None else ("none" if memory == 0 else f"{memory / 2**30:g} GiB")),
+    ]
+    items = "".join(
+        f'<span class="fact"><span class="fk">{esc(k)}</span> <span class="fv">{esc(v)}</span></span>'
+        for k, v in facts
+        if v not in (None, "")
+    )
+    return f'<header><h1>APPS benchmark report</h1><div class="facts">{items}</div></header>'
+
+
+def _card(key: str, title: str, value: str, sub: str, badge: str = "", big: bool = False) -> str:
+    badge_html = f' <span class="badge">{esc(badge)}</span>' if badge else ""
+    return (
+        f'<div class="card{" big" if big else ""}" data-figure="{esc(key)}">'
+        f'<div class="ct">{esc(title)}{badge_html}</div>'
+        f'<div class="cv{" long" if len(value) > 8 else ""}">{esc(value)}</div>'
+        f'<div class="cs">{esc(sub)}</div></div>'
+    )
+
+
+def _cards(f: Mapping[str, Any]) -> str:
+    verdicts = f.get("problem_verdicts") or {}
+    mix = " · ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items(), key=lambda x: -x[1]))
+    wall = f.get("wall_time")
+    cards = [
+        _card("strict_accuracy", "Strict accuracy", pct(f.get("strict_accuracy")),
+              f"{f.get('passed', 0)} of {f.get('problems', 0)} problems pass every test", big=True),
+        _card("strict_accuracy_with_code", "Over problems with code", pct(f.get("strict_accuracy_with_code")),
+              f"{f.get('passed', 0)} of {f.get('problems_with_code', 0)} with a program"),
+        _card("test_case_average", "Test-case average", pct(f.get("test_case_average")),
+              "mean share of tests passed per problem",
+              badge="partial" if f.get("test_case_average_partial") else ""),
+        _card("problems", "Problems", str(f.get("problems", 0)), mix or "none selected"),
+        _card("passed", "Passed", str(f.get("passed", 0)),
+              f"{f.get('tests_run', 0)} of {f.get('tests_total', 0)} tests run"),
+        _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
+    ]
+    return '<section class="cards">' + "".join(cards) + "</section>"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, sec = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min {sec:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def _tiers(f: Mapping[str, Any]) -> str:
+    per_tier = f.get("per_tier") or {}
+    names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
+    rows = []
+    for name in names:
+        t = per_tier[name] or {}
+        n, passed, acc = t.get("problems", 0), t.get("passed", 0), t.get("strict_accuracy")
+        width = 0.0 if acc is None else max(0.0, min(100.0, 100 * acc))
+        rows.append(
+            f'<div class="tier{" empty" if not n else ""}" data-tier="{esc(name)}" data-accuracy="{esc(acc)}">'
+            f'<span class="tn">{esc(name)}</span>'
+            f'<span class="track"><span class="fill" style="width:{width:.3f}%"></span></span>'
+            f'<span class="tv">{esc(pct(acc) if n else "no problems")}'
+            f'<span class="tc">{esc(f"{passed} / {n}" if n else "")}</span></span></div>'
+        )
+    if not rows:
+        return ""
+    return '<section><h2>Strict accuracy per tier</h2><div class="tiers">' + "".join(rows) + "</div></section>"
+
+
+def _outcomes(counts: Counter[str]) -> str:
+    """The stacked bar of all test cells by kind, and the legend shared with the grid."""
+    total = sum(counts.values()) or 1
+    segments, legend = [], []
+    for kind, (code, label, colour) in KINDS.items():
+        n = counts.get(kind, 0)
+        if n:
+            segments.append(
+                f'<span class="seg" style="width:{100 * n / total:.4f}%;background:{colour}" '
+                f'title="{esc(label)}: {n}"></span>'
+            )
+        legend.append(
+            f'<span class="li{"" if n else " zero"}" data-kind="{esc(kind)}" data-count="{n}">'
+            f'<span class="sw" style="background:{colour}"></span>{esc(label)} <b>{n}</b></span>'
+        )
+    others = sum(n for k, n in counts.items() if k not in KINDS)
+    if others:
+        legend.append(
+            f'<span class="li" data-kind="other" data-count="{others}">'
+            f'<span class="sw" style="background:{KINDS["harness_error"][2]}"></span>other <b>{others}</b></span>'
+        )
+    return (
+        '<section><h2>Outcomes of all tests</h2>'
+        f'<div class="stack">{"".join(segments)}</div>'
+        f'<div class="legend" id="legend">{"".join(legend)}</div></section>'
+    )
+
+
+def _grid(data: Mapping[str, Any], counts: Counter[str]) -> str:
+    n_problems = len(data["ids"])
+    n_cells = sum(counts.values())
+    return (
+        '<section><h2>Problems × tests</h2>'
+        f'<p class="note" id="grid-stats" data-problems="{n_problems}" data-cells="{n_cells}" '
+        f'data-max-tests="{data["max_tests"]}">{n_problems} problems, {n_cells} test cells, '
+        "one row per problem in dataset order (columns read top to bottom). "
+        "Hover a cell for its problem and test; click a failing problem to open its details.</p>"
+        '<div id="grid-wrap"><canvas id="grid" role="img" aria-label="grid of problems by test cases"></canvas>'
+        '<div id="tip" hidden></div></div>'
+        "<noscript><p class=\"note\">The grid is drawn by the page's script; enable JavaScript to see it."
+        "</p></noscript>"
+        f'<script type="application/json" id="grid-data">{script_json(data)}</script></section>'
+    )
+
+
+def _is_failing(p: Mapping[str, Any]) -> bool:
+    return p.get("verdict") == "fail" or (p.get("verdict") == "incomplete" and bool(p.get("first_failure_detail")))
+
+
+def _first_kind(p: Mapping[str, Any]) -> str:
+    for t in p.get("tests") or []:
+        if t.get("kind") != "pass":
+            return str(t.get("kind"))
+    return "not_run"
+
+
+def _pane(title: str, text: Any, cls: str = "", note: str = "") -> str:
+    body = esc(text) if text not in (None, "") else '<span class="none">(nothing)</span>'
+    extra = f' <span class="pn">{esc(note)}</span>' if note else ""
+    return f'<div class="pane {cls}"><div class="pt">{esc(title)}{extra}</div><pre>{body}</pre></div>'
+
+
+def _failure(p: Mapping[str, Any]) -> str:
+    kind = _first_kind(p)
+    code, label, colour = KINDS.get(kind, (OTHER_CODE, kind.replace("_", " "), KINDS["harness_error"][2]))
+    detail = p.get("first_failure_detail") or {}
+    program = p.get("program")
+    if isinstance(program, str) and len(program) > PROGRAM_MAX_CHARS:
+        program = program[:PROGRAM_MAX_CHARS] + f"\n... [{len(program) - PROGRAM_MAX_CHARS} more chars]"
+    parts = [
+        '<div class="io">',
+        _pane("input", detail.get("input")),
+        _pane("expected", detail.get("expected"), "exp"),
+        _pane("got", detail.get("got"), "got"),
+        "</div>",
+    ]
+    if detail.get("first_diff") and detail.get("first_diff") != detail.get("reason"):
+        parts.append(f'<p class="diff"><b>first difference</b> {esc(detail["first_diff"])}</p>')
+    if detail.get("stderr_tail"):
+        parts.append(_pane("stderr (end)", detail["stderr_tail"], "err"))
+    if p.get("first_failure"):
+        parts.append(f'<p class="rerun"><b>rerun</b> <code>pytest {esc(p["first_failure"])}</code></p>')
+    parts.append(_pane("candidate program", program, "prog", note=str(p.get("candidate") or "")))
+    passed, total = p.get("tests_passed", 0), p.get("tests_total", 0)
+    return (
+        f'<details class="fail" id="p-{esc(p.get("id"))}" data-kind="{esc(kind)}" data-id="{esc(p.get("id"))}">'
+        f'<summary><span class="dot" style="background:{colour}"></span>'
+        f'<span class="pid">{esc(p.get("id"))}</span><span class="ptier">{esc(p.get("difficulty"))}</span>'
+        f'<span class="pkind">{esc(label)}</span><span class="pscore">{passed}/{total}</span>'
+        f'<span class="preason">{esc(p.get("reason"))}</span></summary>'
+        f'<div class="body">{"".join(parts)}</div></details>'
+    )
+
+
+def _failures(problems: list[Mapping[str, Any]]) -> str:
+    failing = [p for p in problems if _is_failing(p)]
+    if not failing:
+        return '<section><h2>Failing problems</h2><p class="note">No failing problem.</p></section>'
+    kinds = Counter(_first_kind(p) for p in failing)
+    options = "".join(
+        f'<option value="{esc(k)}">{esc(KINDS.get(k, ("", k.replace("_", " "), ""))[1])} ({n})</option>'
+        for k, n in kinds.most_common()
+    )
+    return (
+        f'<section><h2>Failing problems <span class="count" id="fail-count">{len(failing)}</span></h2>'
+        '<div class="filters"><input id="f-id" type="search" placeholder="filter by problem id" '
+        'aria-label="filter by problem id">'
+        f'<select id="f-kind" aria-label="filter by first failure kind"><option value="">all kinds</option>'
+        f"{options}</select>"
+        '<button type="button" id="f-open">expand shown</button>'
+        '<button type="button" id="f-close">collapse all</button></div>'
+        f'<div id="failures">{"".join(_failure(p) for p in failing)}</div></section>'
+    )
+
+
+def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
+    blocks = []
+    skipped = document.get("skipped_rows") or []
+    if skipped:
+        items = "".join(
+            f"<li><b>{esc(s.get('problem_id'))}</b> (row {esc(s.get('index'))}): {esc(s.get('reason'))}</li>"
+            for s in skipped[:500]
+        )
+        more = f"<li>… and {len(skipped) - 500} more</li>" if len(skipped) > 500 else ""
+        blocks.append(
+            f"<details><summary>Skipped dataset rows ({len(skipped)})</summary><ul>{items}{more}</ul></details>"
+        )
+    incomplete = f.get("incomplete_problems") or []
+    if incomplete:
+        blocks.append(
+            f"<details><summary>Incomplete problems, scored 0 ({len(incomplete)})</summary>"
+            f"<p class=\"ids\">{esc(', '.join(map(str, incomplete)))}</p></details>"
+        )
+    missing = f.get("missing_ids") or []
+    if missing:
+        blocks.append(
+            f"<details><summary>Asked-for ids not in the dataset ({len(missing)})</summary>"
+            f"<p class=\"ids\">{esc(', '.join(map(str, missing)))}</p></details>"
+        )
+    return f'<section class="extras">{"".join(blocks)}</section>' if blocks else ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Page
+
+
+CSS = """
+:root{--bg:#f6f7f9;--panel:#fff;--ink:#1d2330;--muted:#687083;--line:#e3e6eb;--accent:#2f9e5e}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--ink);
+ font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
+header h1{font-size:24px;margin:0 0 8px;letter-spacing:-.01em}
+.facts{display:flex;flex-wrap:wrap;gap:6px 8px}
+.fact{background:var(--panel);border:1px solid var(--line);border-radius:999px;padding:2px 10px;font-size:12px}
+.fk{color:var(--muted)}.fv{font-weight:600;word-break:break-all}
+section{margin-top:22px}
+h2{font-size:15px;margin:0 0 10px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:12px}
+.card{background:var(--panel);border:1px solid var(--line);border-radius:12px;padding:14px 16px}
+.card.big{background:linear-gradient(135deg,#1f7a48,#2f9e5e);color:#fff;border:0}
+.card.big .ct,.card.big .cs{color:#e4f4ea}
+.ct{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}
+.cv{font-size:30px;font-weight:700;margin:4px 0 2px;font-variant-numeric:tabular-nums}
+.cv.long{font-size:22px;line-height:36px}
+.cs{font-size:12px;color:var(--muted)}
+.badge{background:#fff3cd;color:#7a5b00;border-radius:6px;padding:0 6px;font-size:11px;text-transform:none;
+ letter-spacing:0;font-weight:600}
+.tiers{background:var(--panel);border:1px solid var(--line);border-radius:12px;padding:12px 16px}
+.tier{display:grid;grid-template-columns:120px 1fr 150px;align-items:center;gap:12px;padding:5px 0}
+.tn{font-weight:600;text-transform:capitalize}
+.track{height:14px;background:#eceef2;border-radius:7px;overflow:hidden}
+.fill{display:block;height:100%;background:var(--accent);border-radius:7px}
+.tv{font-variant-numeric:tabular-nums;font-weight:600}.tc{color:var(--muted);font-weight:400;margin-left:8px}
+.tier.empty{opacity:.5}
+.stack{display:flex;height:18px;border-radius:9px;overflow:hidden;background:#eceef2}
+.seg{display:block;height:100%}
+.legend{display:flex;flex-wrap:wrap;gap:6px 16px;margin-top:10px;font-size:13px}
+.li{display:inline-flex;align-items:center;gap:6px}.li.zero{opacity:.45}
+.sw{width:12px;height:12px;border-radius:3px;display:inline-block}
+.note{color:var(--muted);font-size:12px;margin:0 0 8px}
+#grid-wrap{position:relative;background:var(--panel);border:1px solid var(--line);border-radius:12px;
+ padding:12px;overflow:auto;max-height:80vh}
+#grid{display:block;cursor:crosshair}
+#tip{position:absolute;pointer-events:none;background:#1d2330;color:#fff;font-size:12px;padding:4px 8px;
+ border-radius:6px;white-space:nowrap;z-index:2}
+.filters{display:flex;gap:8px;margin-bottom:10px;flex-wrap:wrap}
+.filters input,.filters select,.filters button{font:inherit;padding:5px 9px;border:1px solid var(--line);
+ border-radius:8px;background:var(--panel)}
+.filters button{cursor:pointer}
+.count{background:#e0523f;color:#fff;border-radius:999px;padding:0 8px;font-size:12px;margin-left:6px}
+details.fail{background:var(--panel);border:1px solid var(--line);border-radius:10px;margin:6px 0}
+details.fail>summary{cursor:pointer;padding:8px 12px;display:flex;gap:10px;align-items:center;list-style:none}
+details.fail>summary::-webkit-details-marker{display:none}
+details.fail[open]>summary{border-bottom:1px solid var(--line)}
+details.fail:target{outline:2px solid #3b6fd8}
+.dot{width:10px;height:10px;border-radius:50%;flex:none}
+.pid{font-weight:700;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+.ptier{color:var(--muted);font-size:12px}.pkind{font-size:12px;font-weight:600}
+.pscore{font-variant-numeric:tabular-nums;font-size:12px;color:var(--muted)}
+.preason{color:var(--muted);font-size:12px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
+.body{padding:10px 12px 12px}
+.io{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:8px}
+.pane{border:1px solid var(--line);border-radius:8px;overflow:hidden;margin-bottom:8px}
+.pt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);background:#f3f4f7;
+ padding:3px 8px;word-break:break-all}
+.pn{text-transform:none;letter-spacing:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{margin:0;padding:8px;max-height:320px;overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,
+ Consolas,monospace;white-space:pre-wrap;word-break:break-word}
+.exp pre{background:#f1faf4}.got pre{background:#fdf3f1}.err pre{background:#fff8ec}
+.prog pre{max-height:480px;white-space:pre;word-break:normal}
+.none{color:var(--muted);font-style:italic}
+.diff,.rerun{font-size:12px;margin:2px 0 8px}.rerun code{background:#f3f4f7;padding:1px 5px;border-radius:4px}
+.extras details{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:8px 12px;
+ margin:6px 0}
+.extras summary{cursor:pointer;font-weight:600}.ids{word-break:break-word;font-size:12px}
+footer{margin-top:28px;color:var(--muted);font-size:12px}
+@media (max-width:800px){.io{grid-template-columns:1fr}.tier{grid-template-columns:90px 1fr 110px}}
+"""
+
+JS = r"""
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("grid-data").textContent);
+  var canvas = document.getElementById("grid"), wrap = document.getElementById("grid-wrap");
+  var tip = document.getElementById("tip"), stats = document.getElementById("grid-stats");
+  var rows = [], re = /([a-z])(\d*)/g, parts = D.rows.length ? D.rows.split(",") : [];
+  for (var i = 0; i < parts.length; i++) {
+    var row = [], m;
+    re.lastIndex = 0;
+    while ((m = re.exec(parts[i])) !== null) {
+      var n = m[2] ? parseInt(m[2], 10) : 1;
+      for (var k = 0; k < n; k++) row.push(m[1]);
+    }
+    rows.push(row);
+  }
+  var n = rows.length, maxT = Math.max(1, D.max_tests);
+  var avail = Math.max(320, wrap.clientWidth - 24);
+  var L, s, gap, cols, per, sizes = [16, 12, 10, 8, 6, 5, 4, 3, 2];
+  function layout(size) {
+    var lab = size >= 10 ? 84 : 0, g = size >= 6 ? 18 : 10;
+    var bw = lab + maxT * size;
+    // Columns only when there are many problems: a short list reads best as plain rows.
+    var fit = Math.max(1, Math.floor((avail + g) / (bw + g)));
+    var c = Math.max(1, Math.min(fit, Math.ceil(n / 40)));
+    return {L: lab, s: size, gap: g, cols: c, per: Math.ceil(n / c), bw: bw};
+  }
+  var lay = null;
+  for (var si = 0; si < sizes.length; si++) {
+    lay = layout(sizes[si]);
+    if (lay.per * lay.s <= 1400 && lay.bw <= avail) break;
+  }
+  L = lay.L; s = lay.s; gap = lay.gap; cols = lay.cols; per = Math.max(1, lay.per);
+  var W = cols * lay.bw + (cols - 1) * gap, H = per * s;
+  var dpr = window.devicePixelRatio || 1;
+  if (H * dpr > 32000 || W * dpr > 32000 || W * H * dpr * dpr > 12e6) dpr = 1;
+  canvas.width = Math.max(1, Math.round(W * dpr)); canvas.height = Math.max(1, Math.round(H * dpr));
+  canvas.style.width = W + "px"; canvas.style.height = H + "px";
+  var ctx = canvas.getContext("2d");
+  var inner = s >= 4 ? s - 1 : s;
+  function origin(p) { var c = Math.floor(p / per); return [c * (lay.bw + gap), (p - c * per) * s]; }
+  // Cells go straight into one pixel buffer (fast for 100k+ cells), then the labels on top.
+  var CW = canvas.width, CH = canvas.height, image = ctx.createImageData(CW, CH);
+  var buf = new Uint32Array(image.data.buffer), colour = {};
+  Object.keys(D.kinds).forEach(function (c) {
+    var h = D.kinds[c][2];  // little-endian RGBA
+    colour[c] = (0xff000000 | (parseInt(h.slice(5, 7), 16) << 16) | (parseInt(h.slice(3, 5), 16) << 8) |
+      parseInt(h.slice(1, 3), 16)) >>> 0;
+  });
+  for (var p = 0; p < n; p++) {
+    var o = origin(p), r = rows[p];
+    var y0 = Math.round(o[1] * dpr), y1 = Math.min(CH, Math.round((o[1] + inner) * dpr));
+    for (var t = 0; t < r.length; t++) {
+      var x0 = Math.round((o[0] + L + t * s) * dpr), x1 = Math.min(CW, Math.round((o[0] + L + t * s + inner) * dpr));
+      var col = colour[r[t]] || colour.x;
+      for (var y = y0; y < y1; y++) buf.fill(col, y * CW + x0, y * CW + x1);
+    }
+  }
+  ctx.putImageData(image, 0, 0);
+  if (L) {
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#1d2330";
+    ctx.font = Math.min(12, s) + "px ui-monospace, Menlo, Consolas, monospace";
+    ctx.textBaseline = "middle";
+    for (var q0 = 0; q0 < n; q0++) {
+      var ol = origin(q0), label = D.ids[q0].length > 11 ? D.ids[q0].slice(0, 10) + "\u2026" : D.ids[q0];
+      ctx.fillText(label, ol[0], ol[1] + s / 2);
+    }
+  }
+  // Read the canvas back: the colour at each cell's centre, counted per kind (checked by the tests).
+  var drawn = {}, cells = 0;
+  for (var q = 0; q < n; q++) cells += rows[q].length;
+  if (canvas.width * canvas.height <= 16e6) {
+    var img = ctx.getImageData(0, 0, canvas.width, canvas.height).data, byRgb = {};
+    Object.keys(D.kinds).forEach(function (c) {
+      var h = D.kinds[c][2];
+      byRgb[parseInt(h.slice(1, 3), 16) + "," + parseInt(h.slice(3, 5), 16) + "," + parseInt(h.slice(5, 7), 16)] =
+        D.kinds[c][0];
+    });
+    for (var a = 0; a < n; a++) {
+      var oa = origin(a);
+      for (var b = 0; b < rows[a].length; b++) {
+        var x = Math.floor((oa[0] + L + b * s + inner / 2) * dpr), y = Math.floor((oa[1] + inner / 2) * dpr);
+        var idx = (y * canvas.width + x) * 4;
+        var kind = byRgb[img[idx] + "," + img[idx + 1] + "," + img[idx + 2]] || "unknown";
+        drawn[kind] = (drawn[kind] || 0) + 1;
+      }
+    }
+  }
+  stats.setAttribute("data-drawn", JSON.stringify(drawn));
+  stats.setAttribute("data-decoded-cells", String(cells));
+  stats.setAttribute("data-cell-size", String(s));
+  stats.setAttribute("data-columns", String(cols));
+  function hit(ev) {
+    var rect = canvas.getBoundingClientRect(), x = ev.clientX - rect.left, y = ev.clientY - rect.top;
+    var c = Math.floor(x / (lay.bw + gap)), xo = x - c * (lay.bw + gap), rr = Math.floor(y / s);
+    var p = c * per + rr;
+    if (c < 0 || c >= cols || rr < 0 || rr >= per || p >= n || xo > lay.bw) return null;
+    var t = xo < L ? -1 : Math.floor((xo - L) / s);
+    return {p: p, t: t < rows[p].length ? t : -1};
+  }
+  canvas.addEventListener("mousemove", function (ev) {
+    var h = hit(ev);
+    if (!h) { tip.hidden = true; return; }
+    var r = rows[h.p], passed = 0;
+    for (var i = 0; i < r.length; i++) if (r[i] === "p") passed++;
+    var text = D.ids[h.p] + " \u00b7 " + D.tiers[D.tier_of[h.p]] + " \u00b7 " + D.verdicts[h.p].replace("_", " ") +
+      " (" + passed + "/" + r.length + ")";
+    if (h.t >= 0) text += " \u00b7 test " + h.t + ": " + (D.kinds[r[h.t]] || D.kinds.x)[1];
+    tip.textContent = text;
+    tip.hidden = false;
+    var wr = wrap.getBoundingClientRect();
+    tip.style.left = (ev.clientX - wr.left + wrap.scrollLeft + 14) + "px";
+    tip.style.top = (ev.clientY - wr.top + wrap.scrollTop + 12) + "px";
+  });
+  canvas.addEventListener("mouseleave", function () { tip.hidden = true; });
+  canvas.addEventListener("click", function (ev) {
+    var h = hit(ev);
+    if (!h) return;
+    var el = document.getElementById("p-" + D.ids[h.p]);
+    if (el) { el.open = true; el.scrollIntoView({behavior: "smooth", block: "start"}); }
+  });
+  // Filters over the failing problems.
+  var fid = document.getElementById("f-id"), fkind = document.getElementById("f-kind");
+  var items = document.querySelectorAll("details.fail"), count = document.getElementById("fail-count");
+  function filter() {
+    var q = fid.value.trim().toLowerCase(), k = fkind.value, shown = 0;
+    for (var i = 0; i < items.length; i++) {
+      var el = items[i];
+      var ok = (!q || el.getAttribute("data-id").toLowerCase().indexOf(q) >= 0) &&
+        (!k || el.getAttribute("data-kind") === k);
+      el.hidden = !ok;
+      if (ok) shown++;
+    }
+    count.textContent = shown === items.length ? String(shown) : shown + " of " + items.length;
+  }
+  if (fid) {
+    fid.addEventListener("input", filter);
+    fkind.addEventListener("change", filter);
+    document.getElementById("f-open").addEventListener("click", function () {
+      for (var i = 0; i < items.length; i++) if (!items[i].hidden) items[i].open = true;
+    });
+    document.getElementById("f-close").addEventListener("click", function () {
+      for (var i = 0; i < items.length; i++) items[i].open = false;
+    });
+  }
+  document.documentElement.setAttribute("data-rendered", "1");
+  // Milliseconds from navigation to a drawn grid (the tests report it for the full test split).
+  document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
+})();
+"""
+
+
+def render_html(document: Mapping[str, Any]) -> str:
+    """The whole page as one string."""
+    f = document.get("summary") or {}
+    problems = list(document.get("problems") or [])
+    data, counts = grid_data(problems)
+    script_hash = hashlib.sha256(JS.encode("utf-8")).digest()
+    csp = (
+        "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        f"script-src 'sha256-{base64.b64encode(script_hash).decode()}'; base-uri 'none'; form-action 'none'"
+    )
+    title = f"APPS report · {pct(f.get('strict_accuracy'))} strict accuracy"
+    source = document.get("source") or {}
+    if source.get("dataset"):
+        title += f" · {source['dataset']}"
+    body = "".join(
+        [
+            _header(document),
+            _cards(f),
+            _tiers(f),
+            _outcomes(counts),
+            _grid(data, counts),
+            _failures(problems),
+            _extras(document, f),
+            f'<footer>pytest-apps report, format version {esc(document.get("version"))}. '
+            "Self-contained: this file loads nothing from the network.</footer>",
+        ]
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'  # our constant text: no quotes in it
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}</style></head>"
+        f"<body><main>{body}</main><script>{JS}</script></body></html>\n"
+    )
+
+
+def write_html(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
+    """Write the page atomically (a reader never sees half a file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(render_html(document), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+__all__ = ["render_html", "write_html", "KINDS", "problem_cells", "encode_row"]
