@@ -203,13 +203,22 @@ def summarize(
             results.append(sampled_result(p, cand, grouped.get(p.id, [])))
             continue
         if isinstance(cand, (list, tuple)):
-            cand = cand[0].file if cand else None
-        result = problem_result(p, cand, grouped.get(p.id, []))
-        result.samples = 0 if cand is None else 1
-        result.samples_passed = int(result.passed)
-        result.score = float(result.passed)
-        results.append(result)
+            cand = cand[0] if cand else None
+        results.append(single_result(p, cand, grouped.get(p.id, [])))
     return summary_of(results, skipped, extra)
+
+
+def single_result(problem: Problem, candidate: Any, records: Iterable[CaseRecord]) -> ProblemResult:
+    """One program's result. `candidate` is a `Candidate`, its file, or None (no program); a failing
+    `Candidate` keeps its program (and model text) in the result. Shared by the plugin and the API."""
+    file = candidate if candidate is None or isinstance(candidate, str) else candidate.file
+    result = problem_result(problem, file, records)
+    result.samples = 0 if file is None else 1
+    result.samples_passed = int(result.passed)
+    result.score = float(result.passed)
+    if result.verdict in (P_FAIL, P_NO_CODE) and file is not None and not isinstance(candidate, str):
+        result.program, result.raw = candidate.code, candidate.raw
+    return result
 
 
 def summary_of(
@@ -327,6 +336,7 @@ __all__ = [
     "Summary",
     "summarize",
     "summary_of",
+    "single_result",
     "document",
     "failing_nodeids",
     "FAILURE_KINDS",

@@ -1,0 +1,375 @@
+"""The benchmark from Python: the plugin's engine without pytest, for optimizers and training loops.
+
+    from pytest_apps import Evaluator, load_problems
+
+    problems = load_problems(dataset="sample")
+    with Evaluator(timeout=4.0) as ev:
+        results = ev.score_many([(p, program_for(p)) for p in problems])
+        print(ev.summary(results, problems).figures["strict_accuracy"])
+
+One engine, two front ends. Problems come from the same loader and selection as the plugin's
+(`loading.open_rows`, `dataset.select`); every case is run and judged by the same function as a pytest
+item (`evaluate.run_case`), becomes the same record (`evaluate.case_record`) and rolls up through the
+same code (`report.problem_result`, `report.summary_of`, `report.document`). A program therefore gets
+the same verdicts and figures whichever way it was scored; `tests/test_api.py` checks it.
+
+Like the plugin, this module lifts the interpreter's 4300-digit limit on int/str conversion
+(`sys.set_int_max_str_digits(0)`): APPS data holds longer integers.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import replace
+from types import TracebackType
+from typing import Any
+
+from .candidates import Candidate
+from .dataset import Cases, Problem, Selection, SkippedRow, case_order, select
+from .evaluate import case_record, run_case
+from .executor import Executor, Limits
+from .judge import HarnessError
+from .loading import DEFAULT_DATASET, DatasetError, open_rows
+from .outcome import PASS, RUN_HARNESS_ERROR as HARNESS_ERROR
+from .report import CaseRecord, ProblemResult, Summary, document, single_result, summary_of
+
+__all__ = ["Evaluator", "ProblemList", "load_problems", "DatasetError"]
+
+DEFAULT_NAME = "<candidate>"  # the program's file name in tracebacks when the caller gives none
+
+
+# ----------------------------------------------------------------------------------------------- problems
+
+
+class ProblemList(list[Problem]):
+    """The problems `load_problems` selected, in dataset order, plus what the report needs about the load:
+    the rows that were skipped (and why), `only` ids not found, and the dataset actually read."""
+
+    def __init__(
+        self,
+        problems: Iterable[Problem] = (),
+        *,
+        source: dict[str, Any] | None = None,
+        skipped: Sequence[SkippedRow] = (),
+        missing: Sequence[str] = (),
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(problems)
+        self.source: dict[str, Any] = dict(source or {})
+        self.skipped: list[SkippedRow] = list(skipped)
+        self.missing: list[str] = list(missing)
+        self.settings: dict[str, Any] = dict(settings or {})
+
+
+class _CaseStore:
+    """Each loaded problem's test data, found from the `Problem` object itself (by identity).
+
+    The plugin's items get their cases from `plan.CaseStore` (a file per problem in the plan folder);
+    here they stay in memory for as long as the `Problem` object lives, since an optimizer scores the
+    same problems again and again. `Problem` is frozen plain data shared with the plugin, so the data
+    is kept beside it rather than on it; an entry goes when its problem is garbage-collected.
+    """
+
+    def __init__(self) -> None:
+        self._cases: dict[int, Cases] = {}
+
+    def put(self, problem: Problem, cases: Cases) -> None:
+        key = id(problem)
+        self._cases[key] = cases
+        weakref.finalize(problem, self._cases.pop, key, None)
+
+    def get(self, problem: Problem) -> Cases:
+        try:
+            return self._cases[id(problem)]
+        except KeyError:
+            raise LookupError(
+                f"problem {problem.id}: no test data; pass a Problem returned by load_problems() in this "
+                "process (a copy, e.g. from dataclasses.replace or pickling, carries none)"
+            ) from None
+
+
+_STORE = _CaseStore()
+
+
+def load_problems(
+    dataset: str = DEFAULT_DATASET,
+    split: str = "test",
+    revision: str | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+    only: Iterable[str | int] | str | int = (),
+    difficulty: Iterable[str] | str = (),
+    max_tests: int = 20,
+) -> ProblemList:
+    """Load and select APPS problems exactly as the plugin's `--apps-*` options of the same names do.
+
+    `dataset` is a hub id, ``"sample"`` (the bundled problems), a .jsonl/.json/.parquet file or a folder.
+    Selection order: tier filter (`difficulty`), `only` ids, `offset`, `limit`. `max_tests` keeps each
+    problem's first N tests (0 or less keeps all). Returns `Problem` objects (the plugin's type) whose
+    test data stays available to `Evaluator`. Raises `DatasetError` (one line) for data that cannot be
+    read and `ValueError` for a bad option.
+    """
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit: {limit} is negative; give 0 or more problems")
+    if offset < 0:
+        raise ValueError(f"offset: {offset} is negative; give 0 or more")
+    only_ids = tuple(str(x) for x in ((only,) if isinstance(only, (str, int)) else only))
+    tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
+    sys.set_int_max_str_digits(0)
+    selection = Selection(tiers, only_ids, offset, limit)
+    source, rows = open_rows(dataset, split, revision, stop=selection.stop_hint())
+    parsed = select(rows, selection, max_tests)
+    for problem in parsed.problems:
+        _STORE.put(problem, parsed.cases[problem.id])
+    return ProblemList(
+        parsed.problems,
+        source={
+            "dataset": source.dataset,
+            "split": source.split,
+            "revision": source.revision,
+            "resolved_revision": source.resolved_revision,
+        },
+        skipped=parsed.skipped,
+        missing=parsed.missing,
+        settings={
+            "dataset": dataset,
+            "split": split,
+            "revision": revision,
+            "limit": limit,
+            "offset": offset,
+            "only": list(only_ids),
+            "difficulty": list(tiers),
+            "max_tests": max_tests,
+        },
+    )
+
+
+# ---------------------------------------------------------------------------------------------- evaluator
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class Evaluator:
+    """Scores programs on problems with warm executors: one fork server per worker, kept across calls.
+
+    Options mirror the plugin's: `timeout` (`--apps-timeout`, wall seconds per test), `memory`
+    (`--apps-memory`, bytes; None = `$APPS_CALL_BASED_MEMORY_BYTES`, else 4 GiB; 0 = none), `max_tests`
+    (`--apps-max-tests`, applied on top of the cap the problems were loaded with; None or 0 or less =
+    every loaded test). `fail_fast` stops a problem at its first failing test: the rest do not run,
+    the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
+    `workers` (default one per core) bounds how many programs run at once in `score_many`.
+
+    Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
+    its own for a whole problem (so a program is compiled once per problem, as in the plugin).
+    """
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        timeout: float = 4.0,
+        memory: int | None = None,
+        max_tests: int | None = None,
+        fail_fast: bool = False,
+    ) -> None:
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
+        if timeout <= 0:
+            raise ValueError(f"timeout: {timeout} must be more than 0 seconds")
+        if memory is not None and memory < 0:
+            raise ValueError(f"memory: {memory} is negative; give bytes, or 0 for no limit")
+        sys.set_int_max_str_digits(0)
+        self.workers = workers or _cores()
+        self.timeout = float(timeout)
+        self.memory = memory
+        self.max_tests = max_tests
+        self.fail_fast = fail_fast
+        self.limits = Limits(timeout=self.timeout) if memory is None else Limits(timeout=self.timeout, memory=memory)
+        self._lock = threading.Lock()
+        self._idle: queue.LifoQueue[Executor] = queue.LifoQueue()  # the warmest executor first
+        self._executors: list[Executor] = []
+        self._threads: ThreadPoolExecutor | None = None
+        self._closed = False
+        self._active = 0
+        self._busy_since = 0.0
+        self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
+
+    # -- context ---------------------------------------------------------------------------------------
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the worker threads and every executor server. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            threads, self._threads = self._threads, None
+            executors = list(self._executors)
+        if threads is not None:
+            threads.shutdown(wait=True, cancel_futures=True)
+        for executor in executors:
+            executor.close()
+
+    # -- scoring ---------------------------------------------------------------------------------------
+    def score(self, problem: Problem, program: str | None, *, name: str | None = None) -> ProblemResult:
+        """Score one program on one problem (its tests run one after another on one executor).
+
+        `program` None means "no program" (verdict no_code, like a missing candidate file); `name` is
+        the program's file name in tracebacks and `ProblemResult.candidate` (default "<candidate>").
+        """
+        self._check(problem, program)
+        with self._timed():
+            return self._score_on_any(problem, program, name)
+
+    def score_many(
+        self, pairs: Iterable[tuple[Problem, str | None]], *, names: Sequence[str | None] | None = None
+    ) -> list[ProblemResult]:
+        """Score (problem, program) pairs in parallel, up to `workers` at once; results in input order.
+
+        `names`, if given, holds one `name` (see `score`) per pair.
+        """
+        work = list(pairs)
+        labels: list[str | None] = list(names) if names is not None else [None] * len(work)
+        if len(labels) != len(work):
+            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+        for problem, program in work:
+            self._check(problem, program)
+        if not work:
+            return []
+        with self._timed():
+            if len(work) == 1 or self.workers == 1:
+                return [self._score_on_any(p, program, n) for (p, program), n in zip(work, labels)]
+            pool = self._pool()
+            futures = [pool.submit(self._score_on_any, p, program, n) for (p, program), n in zip(work, labels)]
+            return [future.result() for future in futures]
+
+    # -- roll-up ---------------------------------------------------------------------------------------
+    def summary(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> Summary:
+        """The run's figures over `results` (one per problem), as the plugin computes them.
+
+        Pass the `ProblemList` from `load_problems` as `problems` to count its skipped rows and missing
+        `only` ids, as the plugin's report does. `summary.to_dict()` is the report's body.
+        """
+        skipped = list(getattr(problems, "skipped", []))
+        missing = list(getattr(problems, "missing", []))
+        return summary_of(list(results), skipped, {"wall_time": round(self.wall_time, 3), "missing_ids": missing})
+
+    def report(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> dict[str, Any]:
+        """The plugin's JSON report document (`--apps-report`) for `results`: version, settings, source,
+        summary figures, skipped rows, per-problem results and the executor's isolation layers."""
+        settings: dict[str, Any] = dict(getattr(problems, "settings", {}))
+        if self._cap() is not None:
+            loaded = settings.get("max_tests", 0)
+            settings["max_tests"] = self._cap() if loaded is None or loaded <= 0 else min(loaded, self._cap() or 0)
+        settings.update(
+            timeout=self.timeout, memory=self.memory, fail_fast=self.fail_fast, workers=self.workers, front_end="api"
+        )
+        source = dict(getattr(problems, "source", {}))
+        doc = document(settings, source, self.summary(results, problems))
+        executor = self._checkout()
+        try:
+            doc["isolation"] = executor.isolation()  # the executor's active isolation layers, as the plugin
+        finally:
+            self._idle.put(executor)
+        return doc
+
+    # -- internals -------------------------------------------------------------------------------------
+    def _cap(self) -> int | None:
+        return self.max_tests if self.max_tests is not None and self.max_tests > 0 else None
+
+    def _check(self, problem: Problem, program: str | None) -> None:
+        if self._closed:
+            raise RuntimeError("Evaluator is closed")
+        if not isinstance(problem, Problem):
+            raise TypeError(f"expected a Problem from load_problems(), got {type(problem).__name__}")
+        if program is not None and not isinstance(program, str):
+            raise TypeError(f"problem {problem.id}: the program must be str or None, not {type(program).__name__}")
+        if program is not None and not problem.broken:
+            _STORE.get(problem)  # fail before anything runs
+
+    def _score_on_any(self, problem: Problem, program: str | None, name: str | None) -> ProblemResult:
+        executor = self._checkout()
+        try:
+            return self._score_on(executor, problem, program, name)
+        finally:
+            self._idle.put(executor)
+
+    def _score_on(
+        self, executor: Executor, problem: Problem, program: str | None, name: str | None
+    ) -> ProblemResult:
+        shown = problem
+        cap = self._cap()
+        if cap is not None and problem.n_cases > cap:
+            shown = replace(problem, n_cases=cap, input_sizes=problem.input_sizes[:cap])
+        if program is None:
+            return single_result(shown, None, [])
+        candidate = Candidate(problem.id, name or DEFAULT_NAME, program, origin="api")
+        records: list[CaseRecord] = []
+        if not shown.broken:
+            cases = _STORE.get(problem)
+            # the plugin's order and rule: cheapest input first under fail-fast, and only a failure of the
+            # program (not of the harness) stops the problem
+            for index in case_order(shown, self.fail_fast):
+                try:
+                    record = case_record(shown, candidate, index, run_case(executor, shown, candidate, cases, index))
+                except HarnessError as exc:
+                    record = case_record(shown, candidate, index, exc)
+                records.append(record)
+                if self.fail_fast and record.kind not in (PASS, HARNESS_ERROR):
+                    break
+        return single_result(shown, candidate, records)
+
+    def _checkout(self) -> Executor:
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            pass
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Evaluator is closed")
+            if len(self._executors) < self.workers:
+                executor = Executor(self.limits)
+                self._executors.append(executor)
+                return executor
+        return self._idle.get()
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Evaluator is closed")
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="apps-eval")
+            return self._threads
+
+    @contextmanager
+    def _timed(self) -> Iterator[None]:
+        """Count busy wall time; overlapping calls from several threads are counted once."""
+        with self._lock:
+            if self._active == 0:
+                self._busy_since = time.perf_counter()
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active -= 1
+                if self._active == 0:
+                    self.wall_time += time.perf_counter() - self._busy_since

@@ -1,0 +1,314 @@
+"""The Python API (`pytest_apps.Evaluator`, `load_problems`): the README example, and equivalence with the
+plugin: the same problems and programs give the same per-test outcomes and summary figures both ways."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_apps import Evaluator, Problem, ProblemList, ProblemResult, Summary, load_problems
+from pytest_apps.dataset import case_order
+from pytest_apps.loading import sample_path
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+TIMEOUT = "0.5"
+
+README_EXAMPLE = """\
+from pathlib import Path
+from pytest_apps import Evaluator, load_problems
+
+problems = load_problems(dataset="sample")  # or "codeparrot/apps", limit=50, difficulty="interview"
+programs = {p.id: Path(f"solutions/{p.id}.py").read_text() for p in problems}
+
+with Evaluator(timeout=4.0) as ev:  # warm executors, one per core
+    results = ev.score_many([(p, programs[p.id]) for p in problems])  # parallel, in input order
+    for r in results:
+        print(r.id, r.verdict, f"{r.tests_passed}/{r.tests_total}")
+    print("strict accuracy:", ev.summary(results, problems).figures["strict_accuracy"])
+"""
+
+# Two program sets over the sample problems; between them every outcome kind the brief names.
+PROGRAM_SETS: dict[str, dict[str, str | None]] = {
+    "failing": {
+        # right on some tests, wrong answer on the others
+        "900001": "a, b = map(int, input().split())\nprint(a + b if a >= 0 else a - b)\n",
+        # runtime error (call-based)
+        "900002": "def reverse_words(s):\n    raise ValueError('nope')\n",
+        # compile error
+        "900003": "def broken(:\n    pass\n",
+        # no file at all: no code
+        "900004": None,
+        # timeout (short --apps-timeout)
+        "900005": "while True:\n    pass\n",
+        # correct (the bundled solution)
+        "900006": "<solution>",
+    },
+    "mixed": {
+        "900001": "<solution>",
+        # wrong answer (call-based): returns its input
+        "900002": "def reverse_words(s):\n    return s\n",
+        # an empty file: no code on every test
+        "900003": "",
+        # runtime error by exit status (call-based program that exits)
+        "900004": "import sys\nclass Solution:\n    def twoSum(self, nums, target):\n        sys.exit(3)\n",
+        # stdin program that crashes on some inputs only
+        "900005": "import sys\nn = sys.stdin.read().split()\nprint(1 // (len(n) % 2))\n",
+        "900006": "<solution>",
+    },
+}
+
+EXTRA_ROWS = [
+    # inputs and outputs differ in length: a "broken" problem that scores 0 and runs nothing
+    {
+        "problem_id": 900101,
+        "question": "Echo the input.",
+        "input_output": json.dumps({"inputs": ["1\n", "2\n"], "outputs": ["1\n"]}),
+        "difficulty": "interview",
+        "starter_code": "",
+    },
+    # no usable tests: a skipped row, counted in the figures
+    {
+        "problem_id": 900102,
+        "question": "Nothing to test.",
+        "input_output": "",
+        "difficulty": "interview",
+        "starter_code": "",
+    },
+]
+
+
+def program_text(pid: str, spec: str | None) -> str | None:
+    if spec == "<solution>":
+        return (SOLUTIONS / f"{pid}.py").read_text()
+    return spec
+
+
+def comparable(document: dict[str, Any]) -> dict[str, Any]:
+    """A report without what legitimately differs between runs and front ends (timings, memory, node
+    ids, settings: the plugin has no fail_fast, the API no candidates folder)."""
+    summary = {k: v for k, v in document["summary"].items() if k != "wall_time"}
+    problems = [
+        {
+            **{k: v for k, v in p.items() if k not in ("tests", "first_failure")},
+            "tests": [(t["case"], t["kind"], t["step"]) for t in p["tests"]],
+        }
+        for p in document["problems"]
+    ]
+    return {
+        "version": document["version"],
+        "source": document["source"],
+        "summary": summary,
+        "skipped_rows": document["skipped_rows"],
+        "problems": problems,
+    }
+
+
+@pytest.fixture
+def rows_file(pytester: pytest.Pytester) -> Path:
+    """The bundled sample plus a broken problem and an unusable row, as a local dataset file (inside the
+    project folder: pytest takes the common folder of path arguments as its rootdir)."""
+    path = pytester.path / "rows.jsonl"
+    lines = sample_path().read_text().splitlines()
+    path.write_text("\n".join([*lines, *(json.dumps(r) for r in EXTRA_ROWS)]) + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------------------------- README
+
+
+def test_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
+    shutil.copytree(SOLUTIONS, pytester.path / "solutions")
+    (pytester.path / "example.py").write_text(README_EXAMPLE)
+    result = pytester.run(sys.executable, "example.py")
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines(["900001 pass 5/5", "900006 pass 4/4", "strict accuracy: 1.0"])
+
+
+# ----------------------------------------------------------------------------------------- equivalence
+
+
+@pytest.mark.parametrize("fail_fast", [False, True], ids=["full", "fail_fast"])
+@pytest.mark.parametrize("set_name", sorted(PROGRAM_SETS))
+def test_plugin_and_api_agree(pytester: pytest.Pytester, rows_file: Path, set_name: str, fail_fast: bool) -> None:
+    programs = PROGRAM_SETS[set_name]
+    folder = pytester.path / "solutions"
+    folder.mkdir()
+    for pid, spec in programs.items():
+        text = program_text(pid, spec)
+        if text is not None:
+            (folder / f"{pid}.py").write_text(text)
+    (folder / "900101.py").write_text("print(input())\n")
+
+    run = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--apps-dataset", rows_file.name, "--apps-timeout", TIMEOUT,
+        "--apps-report", "reports/plugin.json", *(["--apps-fail-fast"] if fail_fast else []),
+    )
+    assert run.ret == 1  # some cases fail
+    plugin = json.loads((pytester.path / "reports" / "plugin.json").read_text())
+
+    problems = load_problems(dataset=str(rows_file))
+    pairs: list[tuple[Problem, str | None]] = []
+    names: list[str | None] = []
+    for p in problems:
+        file = folder / f"{p.id}.py"
+        pairs.append((p, file.read_text() if file.exists() else None))
+        names.append(str(file.resolve()))
+    with Evaluator(workers=2, timeout=float(TIMEOUT), fail_fast=fail_fast) as ev:
+        results = ev.score_many(pairs, names=names)
+        api = ev.report(results, problems)
+
+    assert comparable(api) == comparable(plugin)
+    # the report is the plugin's format, key for key
+    assert list(api) == list(plugin)
+    assert list(api["summary"]) == list(plugin["summary"])
+    assert [list(p) for p in api["problems"]] == [list(p) for p in plugin["problems"]]
+    json.dumps(api)  # plain data
+    kinds = {t["kind"] for p in api["problems"] for t in p["tests"]}
+    if fail_fast:
+        assert api["summary"]["tests_run"] < api["summary"]["tests_total"]
+    elif set_name == "failing":
+        assert {"pass", "wrong_answer", "runtime_error", "compile_error", "timeout"} <= kinds
+        verdicts = {p["id"]: p["verdict"] for p in api["problems"]}
+        assert verdicts["900004"] == "no_code" and verdicts["900101"] == "broken"
+        assert api["summary"]["skipped_rows"] == 1
+    else:
+        assert {"pass", "wrong_answer", "runtime_error", "no_code"} <= kinds
+
+
+# --------------------------------------------------------------------------------------------- the API
+
+
+@pytest.fixture(scope="module")
+def sample() -> ProblemList:
+    return load_problems(dataset="sample")
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Any:
+    with Evaluator(workers=2, timeout=float(TIMEOUT)) as ev:
+        yield ev
+
+
+def solution(pid: str) -> str:
+    return (SOLUTIONS / f"{pid}.py").read_text()
+
+
+def light(result: ProblemResult) -> dict[str, Any]:
+    data = result.to_dict()
+    data["tests"] = [(t["case"], t["kind"], t["step"]) for t in data["tests"]]
+    return data
+
+
+def test_load_problems_is_the_plugins_selection(sample: ProblemList) -> None:
+    assert [p.id for p in sample] == ["900001", "900002", "900003", "900004", "900005", "900006"]
+    assert all(isinstance(p, Problem) for p in sample)
+    assert sample.source["dataset"] == "sample" and sample.skipped == [] and sample.missing == []
+    picked = load_problems(dataset="sample", difficulty="competition", only=[900005, "900006,42"])
+    assert [p.id for p in picked] == ["900005", "900006"] and picked.missing == ["42"]
+    assert [p.id for p in load_problems(dataset="sample", difficulty=["interview"], limit=1)] == ["900003"]
+    assert [p.n_cases for p in load_problems(dataset="sample", max_tests=2)] == [2] * 6
+    assert [p.id for p in load_problems(dataset="sample", offset=4)] == ["900005", "900006"]
+    with pytest.raises(ValueError):
+        load_problems(dataset="sample", difficulty="hard")
+    with pytest.raises(ValueError):
+        load_problems(dataset="sample", limit=-1)
+
+
+def test_score_many_keeps_input_order_and_matches_score(sample: ProblemList, evaluator: Evaluator) -> None:
+    wrong = "print(0)\n"
+    pairs = [(p, solution(p.id) if i % 2 else wrong) for i, p in enumerate([*sample, *reversed(sample)])]
+    many = evaluator.score_many(pairs)
+    assert [r.id for r in many] == [p.id for p, _ in pairs]
+    one_by_one = [evaluator.score(p, program) for p, program in pairs]
+    assert [light(r) for r in many] == [light(r) for r in one_by_one]
+    assert [r.verdict for r in many] == ["pass" if i % 2 else "fail" for i in range(len(pairs))]
+    assert all(r.program == wrong for r in many if r.verdict == "fail")
+    assert all(r.program is None for r in many if r.verdict == "pass")
+
+
+def test_fail_fast_stops_at_the_first_failure_with_the_same_verdict(sample: ProblemList) -> None:
+    programs = {pid: program_text(pid, spec) for pid, spec in PROGRAM_SETS["failing"].items()}
+    pairs = [(p, programs[p.id]) for p in sample]
+    with Evaluator(workers=2, timeout=float(TIMEOUT)) as full_ev:
+        full = full_ev.score_many(pairs)
+    with Evaluator(workers=2, timeout=float(TIMEOUT), fail_fast=True) as fast_ev:
+        fast = fast_ev.score_many(pairs)
+    for problem, a, b in zip(sample, full, fast):
+        assert (a.id, a.verdict) == (b.id, b.verdict)
+        if a.verdict == "fail":
+            ran = [t["case"] for t in b.tests]
+            failed = [t["case"] for t in b.tests if t["kind"] != "pass"]
+            order = case_order(problem, True)  # cheapest input first, as the plugin's --apps-fail-fast
+            assert len(failed) == 1 and sorted(order[: order.index(failed[0]) + 1]) == ran  # nothing after it
+            assert b.tests_run == len(ran) and b.tests_passed == len(ran) - 1  # unrun tests never pass
+            assert b.program == programs[b.id]
+        else:
+            assert light(a) == light(b)
+    timeout = next(r for r in fast if r.id == "900005")
+    assert timeout.tests_run == 1 and timeout.tests_total == 5
+    assert fast_ev.summary(fast).figures["test_case_average_partial"]
+
+
+def test_max_tests_is_the_plugins_cap(sample: ProblemList, evaluator: Evaluator) -> None:
+    capped = load_problems(dataset="sample", max_tests=2)
+    broken = "a, b = map(int, input().split())\nprint(a + b + (a < 0))\n"  # fails test 1 only
+    programs = {p.id: solution(p.id) for p in sample} | {"900001": broken}
+    with Evaluator(workers=2, max_tests=2) as ev:
+        over_full = ev.score_many([(p, programs[p.id]) for p in sample])
+    over_capped = evaluator.score_many([(p, programs[p.id]) for p in capped])
+    assert [light(r) for r in over_full] == [light(r) for r in over_capped]
+    assert over_full[0].verdict == "fail" and over_full[0].tests_total == 2
+
+
+def test_no_program_empty_program_and_summary(sample: ProblemList, evaluator: Evaluator) -> None:
+    results = evaluator.score_many([(sample[0], None), (sample[1], ""), (sample[2], solution(sample[2].id))])
+    assert [r.verdict for r in results] == ["no_code", "no_code", "pass"]  # no file, an empty file
+    assert [r.samples for r in results] == [0, 1, 1] and [r.score for r in results] == [0.0, 0.0, 1.0]
+    summary = evaluator.summary(results, sample)
+    assert isinstance(summary, Summary)
+    assert summary.figures["problems"] == 3 and summary.figures["passed"] == 1
+    assert summary.figures["problems_with_code"] == 1
+    assert summary.figures["outcomes"]["no_code"] == sample[0].n_cases + sample[1].n_cases
+    assert set(summary.to_dict()) == {"summary", "skipped_rows", "problems"}
+
+
+def test_problems_without_test_data_are_refused_before_anything_runs(
+    sample: ProblemList, evaluator: Evaluator
+) -> None:
+    copy = dataclasses.replace(sample[0])
+    with pytest.raises(LookupError, match="load_problems"):
+        evaluator.score_many([(sample[1], solution(sample[1].id)), (copy, "print(1)")])
+    with pytest.raises(TypeError):
+        evaluator.score(sample[0], b"print(1)")  # type: ignore[arg-type]
+
+
+def test_closed_evaluator_refuses_work(sample: ProblemList) -> None:
+    ev = Evaluator(workers=1)
+    assert ev.score(sample[0], solution(sample[0].id)).passed
+    ev.close()
+    ev.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        ev.score(sample[0], solution(sample[0].id))
+
+
+def test_evaluator_options_are_checked() -> None:
+    for kwargs in ({"workers": 0}, {"timeout": 0}, {"memory": -1}):
+        with pytest.raises(ValueError):
+            Evaluator(**kwargs)  # type: ignore[arg-type]
+
+
+def test_readme_example_is_this_modules_text() -> None:
+    """The README carries the same example (kept in one place: this test)."""
+    readme = REPO / "README.md"
+    text = readme.read_text() if readme.exists() else ""
+    if "from pytest_apps import Evaluator" not in text:
+        pytest.skip("the README has no API example yet")
+    assert textwrap.dedent(README_EXAMPLE).strip() in text
