@@ -89,6 +89,7 @@ class ParsedRows:
     cases: dict[str, Cases] = field(default_factory=dict)
     skipped: list[SkippedRow] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # --apps-only ids not in the dataset
+    solutions: dict[str, Any] = field(default_factory=dict)  # raw `solutions` fields, only when asked for
 
 
 def parse_only(values: Iterable[str]) -> list[str]:
@@ -165,7 +166,7 @@ def _size(value: Any) -> int:
 
 
 def select(
-    rows: Iterable[dict[str, Any]], selection: Selection, max_tests: int
+    rows: Iterable[dict[str, Any]], selection: Selection, max_tests: int, keep_solutions: bool = False
 ) -> ParsedRows:
     """Apply the selection to rows in dataset order, then parse the rows it keeps.
 
@@ -196,6 +197,8 @@ def select(
             continue
         out.problems.append(problem)
         out.cases[problem.id] = cases
+        if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
+            out.solutions[problem.id] = row.get("solutions")
     found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
     out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
     return out

@@ -15,10 +15,10 @@ import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import jsontext
-from .candidates import Candidate, load_candidates
+from .candidates import REFERENCE, Candidate, candidates_for
 from .dataset import Cases, Problem, Selection, SkippedRow, select
 from .loading import open_rows
 from .options import Settings
@@ -58,7 +58,9 @@ class Plan:
         return self.folder / "cases" / f"{problem.index}.json"
 
 
-def build_plan(settings: Settings, folder: Path | None = None) -> Plan:
+def build_plan(
+    settings: Settings, folder: Path | None = None, progress: Callable[[str], None] | None = None
+) -> Plan:
     """Read and select the dataset, read the candidates, and write the plan. Raises the loaders'
     one-line errors (DatasetError, CandidateError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
@@ -67,8 +69,9 @@ def build_plan(settings: Settings, folder: Path | None = None) -> Plan:
     source, rows = open_rows(
         settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint()
     )
-    parsed = select(rows, selection, settings.max_tests)
-    candidates = load_candidates(settings.candidates_path, [p.id for p in parsed.problems])
+    parsed = select(rows, selection, settings.max_tests, keep_solutions=settings.candidates == REFERENCE)
+    # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
+    candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress)
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
