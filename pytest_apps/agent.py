@@ -1,0 +1,350 @@
+"""The agent hook: prompt framing, the `python_exec` tool, and the generation cache.
+
+`--apps-agent module:callable` names a callable that receives an `AgentProblem` and returns model text
+(or a list of texts, one per sample). Generation runs once, on the controller before any xdist worker
+starts (or as its own step, `python -m pytest_apps generate`), with a bounded number of calls in flight.
+Each problem's answer is written to a generations folder, which the run then reads like any candidate
+folder: `<id>.md` for one answer, `<id>/sample_<k>.md` for several. A rerun (by node id, or the whole run)
+reuses the folder, so it tests the very same program; `--apps-regenerate` asks the agent again.
+
+A failed generation (an exception, a timeout, something that is not text) is written too, as an answer
+holding no code, so the problem scores "no code", the run goes on, and the failure reads in the report.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .candidates import CandidateError
+from .dataset import CALL
+
+if TYPE_CHECKING:
+    from .dataset import Problem
+    from .options import Settings
+
+PYTHON_EXEC_TIMEOUT = 10.0
+FAILED_MARK = "<!-- pytest-apps: generation failed -->"
+
+Agent = Callable[["AgentProblem"], Any]
+
+
+def frame_prompt(question: str, starter_code: str = "", call_based: bool = False) -> str:
+    """The prompt as APPS harnesses frame it, parts joined by a blank line."""
+    parts = ["QUESTION:\n" + question.strip()]
+    if call_based or starter_code.strip():
+        if starter_code.strip():
+            parts.append("```python\n" + starter_code.strip("\n") + "\n```")
+    parts.append("Use Call-Based format." if call_based else "Use Standard Input format.")
+    parts.append("Enclose your final solution in a ```python``` code block.")
+    parts.append("ANSWER:")
+    return "\n\n".join(parts)
+
+
+@dataclass
+class AgentProblem:
+    """What an agent gets for one problem."""
+
+    id: str
+    prompt: str  # framed as APPS harnesses frame it
+    question: str
+    starter_code: str
+    fn_name: str | None  # set for call-based problems
+    difficulty: str
+    fields: dict[str, Any]  # the raw fields (problem_id, question, starter_code, difficulty, fn_name)
+    python_exec: Callable[..., dict[str, Any]]  # python_exec(code, stdin="") -> stdout, stderr, exit_code
+    options: dict[str, Any] = field(default_factory=dict)  # agent options: model, base_url, api_key, ...
+
+    @property
+    def call_based(self) -> bool:
+        return self.fn_name is not None
+
+
+def agent_problem(problem: Problem, python_exec: Callable[..., dict[str, Any]],
+                  options: Mapping[str, Any] | None = None) -> AgentProblem:
+    call_based = problem.fmt == CALL
+    return AgentProblem(
+        id=problem.id,
+        prompt=frame_prompt(problem.question, problem.starter_code, call_based),
+        question=problem.question,
+        starter_code=problem.starter_code,
+        fn_name=problem.fn_name,
+        difficulty=problem.difficulty,
+        fields={
+            "problem_id": problem.id,
+            "question": problem.question,
+            "starter_code": problem.starter_code,
+            "difficulty": problem.difficulty,
+            "fn_name": problem.fn_name,
+        },
+        python_exec=python_exec,
+        options=dict(options or {}),
+    )
+
+
+class PythonExec:
+    """`python_exec(code, stdin="")`: run a snippet in a fresh sandboxed Python (a forked child of the
+    project's executor, never this process) with a 10 s limit. Safe to call from several threads: each
+    call borrows an idle fork server or starts one."""
+
+    def __init__(self, timeout: float = PYTHON_EXEC_TIMEOUT) -> None:
+        self.timeout = timeout
+        self._lock = threading.Lock()
+        self._idle: list[Any] = []
+        self._all: list[Any] = []
+        self._closed = False
+
+    def __call__(self, code: str, stdin: str = "") -> dict[str, Any]:
+        from .executor import Executor, Limits, Program
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("python_exec is closed: generation has finished")
+            executor = self._idle.pop() if self._idle else None
+            if executor is None:
+                executor = Executor(Limits(timeout=self.timeout))
+                self._all.append(executor)
+        try:
+            outcome = executor.run_stdin(Program(str(code), "<python_exec>"), stdin or "")
+        finally:
+            with self._lock:
+                self._idle.append(executor)
+        stderr = outcome.stderr_tail
+        if outcome.error and outcome.error not in stderr:
+            stderr = (stderr + ("\n" if stderr else "") + outcome.error).strip("\n")
+        return {
+            "stdout": outcome.stdout,
+            "stderr": stderr,
+            "exit_code": outcome.exit_code,
+            "status": outcome.status,  # exited, timeout, memory, compile_error, ...
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            executors, self._all, self._idle = self._all, [], []
+        for executor in executors:
+            executor.close()
+
+
+def load_agent(spec: str, rootdir: str | None = None) -> Agent:
+    """The callable named by `module:callable` (the part after the colon may be dotted)."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise CandidateError(f"--apps-agent: {spec!r} is not module:callable")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if rootdir is None or exc.name != module_name.split(".")[0]:
+            raise CandidateError(f"--apps-agent: cannot import {module_name!r} ({exc})") from None
+        sys.path.insert(0, rootdir)  # a module beside the project, as `python -m pytest` would find it
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc2:
+            raise CandidateError(f"--apps-agent: cannot import {module_name!r} ({exc2})") from None
+        finally:
+            sys.path.remove(rootdir)
+    except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say so in one line
+        raise CandidateError(f"--apps-agent: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
+    target: Any = module
+    for part in attr.split("."):
+        target = getattr(target, part, None)
+        if target is None:
+            raise CandidateError(f"--apps-agent: {module_name!r} has no {attr!r}")
+    if not callable(target):
+        raise CandidateError(f"--apps-agent: {spec} is a {type(target).__name__}, not a callable")
+    return target
+
+
+# -- the generations folder -------------------------------------------------------------------------
+
+
+def is_generated(folder: Path, pid: str) -> bool:
+    return (folder / f"{pid}.md").is_file() or (folder / pid).is_dir()
+
+
+def write_generation(folder: Path, pid: str, texts: Sequence[str]) -> None:
+    """Replace the problem's answer(s): `<id>.md` for one, `<id>/sample_<k>.md` for several."""
+    folder.mkdir(parents=True, exist_ok=True)
+    single, sub = folder / f"{pid}.md", folder / pid
+    if len(texts) == 1:
+        tmp = folder / f".{pid}.md.tmp"
+        tmp.write_text(texts[0], encoding="utf-8")
+        if sub.is_dir():
+            shutil.rmtree(sub)
+        os.replace(tmp, single)
+        return
+    staging = Path(tempfile.mkdtemp(prefix=f".{pid}.", dir=folder))
+    for k, text in enumerate(texts):
+        (staging / f"sample_{k}.md").write_text(text, encoding="utf-8")
+    if sub.is_dir():
+        shutil.rmtree(sub)
+    single.unlink(missing_ok=True)
+    os.replace(staging, sub)
+
+
+def failure_text(why: str) -> str:
+    return f"{FAILED_MARK}\ngeneration failed: {why}\n"
+
+
+def _as_texts(answer: Any) -> list[str]:
+    if isinstance(answer, str):
+        return [answer]
+    if isinstance(answer, (list, tuple)) and answer and all(isinstance(a, str) for a in answer):
+        return list(answer)
+    if isinstance(answer, (list, tuple)) and not answer:
+        return [failure_text("the agent returned an empty list")]
+    return [failure_text(f"the agent returned a {type(answer).__name__}, not text or a list of texts")]
+
+
+def _call_bounded(agent: Agent, problem: AgentProblem, timeout: float) -> list[str]:
+    """Call the agent in a daemon thread and wait at most `timeout` seconds; a call that overruns is
+    abandoned (a thread cannot be killed) and recorded as a failure, and the run goes on."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["answer"] = agent(problem)
+        except BaseException as exc:  # noqa: BLE001 - one problem's failure must not stop the run
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"apps-agent-{problem.id}", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        return [failure_text(f"timed out after {timeout:g} s")]
+    if "error" in box:
+        exc = box["error"]
+        return [failure_text(f"{type(exc).__name__}: {exc}".strip())]
+    return _as_texts(box.get("answer"))
+
+
+@dataclass
+class GenerationStats:
+    generated: int = 0
+    reused: int = 0
+    failed: int = 0
+    seconds: float = 0.0
+
+
+def progress_bar(done: int, total: int, failed: int = 0, width: int = 30) -> str:
+    filled = width * done // total if total else width
+    tail = f", {failed} failed" if failed else ""
+    return f"apps: generating [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{tail}"
+
+
+def generate(
+    problems: Sequence[Problem],
+    agent: Agent,
+    folder: Path,
+    *,
+    concurrency: int = 4,
+    timeout: float = 600.0,
+    regenerate: bool = False,
+    options: Mapping[str, Any] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> GenerationStats:
+    """Ask the agent for every problem not yet in `folder` (all of them with `regenerate`)."""
+    started = time.monotonic()
+    folder.mkdir(parents=True, exist_ok=True)
+    todo = [p for p in problems if regenerate or not is_generated(folder, p.id)]
+    stats = GenerationStats(reused=len(problems) - len(todo))
+    if not todo:
+        return stats
+    tool = PythonExec()
+    say = progress or (lambda _line: None)
+    say(progress_bar(0, len(todo)))
+    try:
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="apps-generate") as pool:
+            pending: dict[Future[list[str]], Problem] = {
+                pool.submit(_call_bounded, agent, agent_problem(p, tool, options), timeout): p for p in todo
+            }
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    problem = pending.pop(future)
+                    texts = future.result()
+                    if any(t.startswith(FAILED_MARK) for t in texts):
+                        stats.failed += 1
+                    write_generation(folder, problem.id, texts)
+                    stats.generated += 1
+                say(progress_bar(stats.generated, len(todo), stats.failed))
+    finally:
+        tool.close()
+    stats.seconds = time.monotonic() - started
+    return stats
+
+
+def agent_options(settings: Settings) -> dict[str, Any]:
+    return {
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "api_key": settings.api_key,
+        "samples": settings.samples or 1,
+        "temperature": settings.temperature,
+        "timeout": settings.agent_timeout,
+    }
+
+
+def generate_for(
+    settings: Settings, problems: Sequence[Problem], folder: Path,
+    progress: Callable[[str], None] | None = None,
+) -> GenerationStats:
+    """The plan's entry point: generate what is missing in `folder` for the selected problems."""
+    assert settings.agent
+    agent = load_agent(settings.agent, settings.rootdir)
+    live = [p for p in problems if not p.broken]  # a broken problem runs nothing: don't pay for it
+    return generate(
+        live,
+        agent,
+        folder,
+        concurrency=settings.concurrency,
+        timeout=settings.agent_timeout,
+        regenerate=settings.regenerate,
+        options=agent_options(settings),
+        progress=progress,
+    )
+
+
+def pytest_progress(config: Any) -> Callable[[str], None]:
+    """A progress line for generation inside pytest: written past output capture, in place on a tty."""
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    state = {"last": ""}
+
+    def write(line: str) -> None:
+        if reporter is None or config.option.verbose < 0 and not reporter.isatty:
+            return
+        tty = getattr(reporter, "isatty", False)
+        done = line.split("]")[-1].strip().split(",")[0].split("/")
+        final = len(done) == 2 and done[0] == done[1]
+        if not tty and not final:
+            return  # a log file gets the last line only
+        with capman.global_and_fixture_disabled() if capman else _nothing():
+            if tty:
+                reporter.write("\r" + line + (" " * max(0, len(state["last"]) - len(line))))
+                if final:
+                    reporter.write("\n")
+            else:
+                reporter.write_line(line)
+        state["last"] = line
+
+    return write
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None

@@ -1,0 +1,147 @@
+"""The agent hook: prompt framing, python_exec in a sandboxed child, the generation cache, failures
+recorded as no code, and a whole pytest run that generates once and reuses on a rerun by node id."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import read_report, run
+
+from pytest_apps.agent import PythonExec, frame_prompt, generate, is_generated
+from pytest_apps.dataset import Problem
+
+F = "```"
+
+
+def problem(pid: str, fn_name: str | None = None, starter: str = "") -> Problem:
+    return Problem(id=pid, index=0, difficulty="interview", fmt="call" if fn_name else "stdin",
+                   fn_name=fn_name, n_cases=1, n_cases_total=1, question=f"Question {pid}?\n",
+                   starter_code=starter)
+
+
+def test_prompt_framing_standard_input():
+    assert frame_prompt("Add two numbers.\n") == (
+        "QUESTION:\nAdd two numbers.\n\nUse Standard Input format.\n\n"
+        "Enclose your final solution in a ```python``` code block.\n\nANSWER:"
+    )
+
+
+def test_prompt_framing_call_based_with_starter_code():
+    text = frame_prompt("Reverse it.", "class Solution:\n    def rev(self, s):\n", call_based=True)
+    assert text == (
+        "QUESTION:\nReverse it.\n\n```python\nclass Solution:\n    def rev(self, s):\n```\n\n"
+        "Use Call-Based format.\n\nEnclose your final solution in a ```python``` code block.\n\nANSWER:"
+    )
+
+
+def test_python_exec_runs_in_a_sandboxed_child():
+    tool = PythonExec(timeout=2.0)
+    try:
+        out = tool("import os, sys\nprint(input()[::-1], os.getpid() != %d)\nsys.exit(3)" % os.getpid(), "abc\n")
+        assert out["stdout"] == "cba True\n" and out["exit_code"] == 3
+        err = tool("raise ValueError('boom')")
+        assert "ValueError: boom" in err["stderr"] and err["exit_code"] != 0
+        started = time.monotonic()
+        slow = tool("while True: pass")
+        assert slow["status"] == "timeout" and time.monotonic() - started < 10
+    finally:
+        tool.close()
+
+
+def test_generation_writes_once_and_records_failures(tmp_path: Path):
+    calls: list[str] = []
+
+    def agent(p):
+        calls.append(p.id)
+        assert p.prompt.startswith(f"QUESTION:\nQuestion {p.id}?") and p.fields["problem_id"] == p.id
+        if p.id == "boom":
+            raise RuntimeError("model exploded")
+        if p.id == "slow":
+            time.sleep(5)
+        if p.id == "many":
+            return [f"{F}python\nprint({k})\n{F}" for k in range(3)]
+        if p.id == "tool":
+            return f"{F}python\n{p.python_exec('print(6*7)')['stdout'].strip()}\n{F}"
+        if p.id == "weird":
+            return 42
+        return f"{F}python\nprint('{p.id}')\n{F}"
+
+    ps = [problem(x) for x in ("ok", "boom", "slow", "many", "tool", "weird")]
+    stats = generate(ps, agent, tmp_path, concurrency=3, timeout=1.0)
+    assert (stats.generated, stats.failed, stats.reused) == (6, 3, 0)
+    assert "print('ok')" in (tmp_path / "ok.md").read_text()
+    assert "RuntimeError: model exploded" in (tmp_path / "boom.md").read_text()
+    assert "timed out after 1 s" in (tmp_path / "slow.md").read_text()
+    assert "a int, not text" in (tmp_path / "weird.md").read_text()
+    assert sorted(p.name for p in (tmp_path / "many").iterdir()) == ["sample_0.md", "sample_1.md", "sample_2.md"]
+    assert "42" in (tmp_path / "tool.md").read_text()
+    assert all(is_generated(tmp_path, p.id) for p in ps)
+
+    calls.clear()
+    again = generate(ps, agent, tmp_path, concurrency=3, timeout=1.0)
+    assert calls == [] and again.reused == 6
+    generate(ps[:1], lambda p: "no code now", tmp_path, regenerate=True)
+    assert (tmp_path / "ok.md").read_text() == "no code now"
+
+
+AGENT = '''
+import os, json
+ANSWERS = json.loads(os.environ["TEST_ANSWERS"])
+
+def solve(problem):
+    with open(os.environ["TEST_CALLS"], "a") as f:
+        f.write(problem.id + "\\n")
+    answer = ANSWERS[problem.id]
+    return answer
+'''
+
+
+def sample_solutions() -> dict[str, str]:
+    import pytest_apps
+
+    rows = (Path(pytest_apps.__file__).parent / "data" / "sample.jsonl").read_text().splitlines()
+    return {str(json.loads(r)["problem_id"]): json.loads(json.loads(r)["solutions"])[0] for r in rows}
+
+
+def test_agent_run_generates_once_and_rerun_by_node_id_reuses(pytester: pytest.Pytester, monkeypatch):
+    sols = sample_solutions()
+    answers = {
+        "900001": f"Let me think.\n{F}python\n{sols['900001']}{F}\n",
+        "900003": [f"{F}python\n{sols['900003']}{F}", "I give up."],
+    }
+    pytester.makepyfile(myagent=AGENT)
+    calls = pytester.path / "calls.txt"
+    monkeypatch.setenv("TEST_ANSWERS", json.dumps(answers))
+    monkeypatch.setenv("TEST_CALLS", str(calls))
+    args = ("--apps-dataset", "sample", "--apps-only", "900001,900003", "--apps-agent", "myagent:solve",
+            "-p", "no:cacheprovider")
+    first = run(pytester, *args, "-n", "2", "-v")
+    first.stdout.fnmatch_lines([
+        "apps: generating [[]###*[]] 2/2",
+        "*PASSED apps-generations/myagent_solve/900001.md::test_0*",
+        "*FAILED apps-generations/myagent_solve/900003/sample_1.md::test_0*",
+    ])
+    assert sorted(calls.read_text().split()) == ["900001", "900003"]  # once each, on the controller
+    report = read_report(pytester)
+    p1, p3 = report["problems"]
+    assert p1["verdict"] == "pass" and (p3["samples"], p3["samples_passed"]) == (2, 1)
+    assert report["summary"]["strict_accuracy"] == 0.75
+
+    rerun = run(pytester, "apps-generations/myagent_solve/900001.md::test_2", *args)
+    rerun.assert_outcomes(passed=1)
+    assert sorted(calls.read_text().split()) == ["900001", "900003"]  # reused, not asked again
+
+    run(pytester, *args, "--apps-regenerate")
+    assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]
+
+
+def test_bad_agent_is_a_usage_error(pytester: pytest.Pytester):
+    result = run(pytester, "--apps-dataset", "sample", "--apps-agent", "no_such_module:solve",
+                 "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--apps-agent: cannot import 'no_such_module'*"])

@@ -1,0 +1,142 @@
+"""The OpenAI-compatible chat agent, against a small chat-completions server on 127.0.0.1 that the test
+starts itself (a thread, stopped at the end, every socket with a timeout)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from conftest import read_report, run
+
+from pytest_apps.agent import PythonExec, agent_problem
+from pytest_apps.agents import ChatError, openai_chat
+from pytest_apps.dataset import Problem
+
+F = "```"
+PROGRAM = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+class FakeChat:
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.fail_first = 0  # answer 503 to this many requests first (retries)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.timeout = 5
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            timeout = 5
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                fake.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **body})
+                if fake.fail_first:
+                    fake.fail_first -= 1
+                    self.send_response(503)
+                    self.send_header("Retry-After", "0")
+                    self.end_headers()
+                    return
+                prompt = body["messages"][0]["content"]
+                text = (f"Here is my solution.\n{F}python\n{PROGRAM}{F}" if "two integers" in prompt
+                        else "I am not sure.")
+                data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+        return Handler
+
+    def __enter__(self) -> FakeChat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(5)
+
+
+@pytest.fixture
+def chat() -> Iterator[FakeChat]:
+    with FakeChat() as fake:
+        yield fake
+
+
+def problem() -> Problem:
+    return Problem(id="1", index=0, difficulty="introductory", fmt="stdin", fn_name=None, n_cases=1,
+                   n_cases_total=1, question="You are given two integers.")
+
+
+def test_openai_chat_sends_the_prompt_and_returns_the_text(chat: FakeChat, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    tool = PythonExec()
+    opts = {"model": "m1", "base_url": chat.url, "api_key": "sk-test", "temperature": 0.2, "samples": 2}
+    texts = openai_chat(agent_problem(problem(), tool, opts))
+    tool.close()
+    assert isinstance(texts, list) and len(texts) == 2 and PROGRAM in texts[0]
+    req = chat.requests[0]
+    assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test"
+    assert req["model"] == "m1" and req["temperature"] == 0.2
+    assert req["messages"][0]["content"].startswith("QUESTION:\nYou are given two integers.")
+
+
+def test_openai_chat_reads_the_environment_and_retries(chat: FakeChat, monkeypatch):
+    monkeypatch.setenv("OPENAI_BASE_URL", chat.url)
+    monkeypatch.setenv("OPENAI_MODEL", "env-model")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env")
+    chat.fail_first = 1
+    text = openai_chat(agent_problem(problem(), PythonExec(), {}))
+    assert PROGRAM in text and len(chat.requests) == 2
+    assert chat.requests[1]["model"] == "env-model" and chat.requests[1]["auth"] == "Bearer sk-env"
+    monkeypatch.delenv("OPENAI_MODEL")
+    with pytest.raises(ChatError, match="no model"):
+        openai_chat(agent_problem(problem(), PythonExec(), {}))
+
+
+def test_pytest_run_with_the_chat_agent(pytester: pytest.Pytester, chat: FakeChat):
+    args = ("--apps-dataset", "sample", "--apps-only", "900001,900003", "--apps-agent",
+            "pytest_apps.agents:openai_chat", "--apps-model", "m1", "--apps-base-url", chat.url,
+            "--apps-api-key", "sk-secret", "-p", "no:cacheprovider")
+    run(pytester, *args)
+    report = read_report(pytester)
+    assert [p["verdict"] for p in report["problems"]] == ["pass", "no_code"]
+    assert report["problems"][1]["raw"] == "I am not sure."
+    assert "sk-secret" not in json.dumps(report)
+    folder = pytester.path / "apps-generations" / "pytest_apps.agents_openai_chat-m1"
+    assert sorted(p.name for p in folder.iterdir()) == ["900001.md", "900003.md"]
+    assert len(chat.requests) == 2
+    run(pytester, *args, "-n", "2")
+    assert len(chat.requests) == 2  # the generations were reused
+
+
+def test_generate_as_its_own_step(tmp_path: Path, chat: FakeChat):
+    cmd = [sys.executable, "-m", "pytest_apps", "generate", "--rootdir", str(tmp_path), "--apps-dataset", "sample",
+           "--apps-limit", "2", "--apps-agent", "pytest_apps.agents:openai_chat", "--apps-model", "m1",
+           "--apps-base-url", chat.url, "--apps-concurrency", "2"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "2 generated (0 failed), 0 reused" in done.stdout
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert "0 generated (0 failed), 2 reused" in again.stdout and len(chat.requests) == 2
+    bad = subprocess.run(cmd[:4] + ["--apps-dataset", "sample"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "give --apps-agent" in bad.stderr
