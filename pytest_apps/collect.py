@@ -7,6 +7,7 @@ failure is a pytest *failure*).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import pytest
 from .candidates import Candidate
 from .dataset import Problem, case_order
 from .evaluate import CaseResult, case_record, run_case
-from .failtext import failure_text
+from .failtext import failure_text, write_case_files
 from .judge import HarnessError
 from .outcome import PASS
 from .report import CaseRecord
@@ -113,9 +114,14 @@ class CaseItem(pytest.Item):
         assert self.result is not None
         self._record(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid))
         if self.result.verdict.kind != PASS:
-            RunState.of(self.config).failed_at.setdefault(self.key, self.nodeid)
+            state = RunState.of(self.config)
+            state.failed_at.setdefault(self.key, self.nodeid)
+            case_file = None
+            if self.result.outcome is not None:
+                case_file = write_case_files(state.cases_folder, self.problem, self.index, self.result)
+                case_file = Path(os.path.relpath(case_file, self.config.invocation_params.dir))
             title = f"problem {self.problem.id} test {self.index}"
-            raise CaseFailed(failure_text(self.result, title, self.nodeid))
+            raise CaseFailed(failure_text(self.result, title, self.nodeid, case_file))
 
     def teardown(self) -> None:
         self.result = None

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 from typing import Any
 
+from . import jsontext
+from .dataset import STDIN, Problem, call_args, stdin_text
 from .evaluate import CaseResult
 from .judge import cut
 
@@ -24,7 +27,24 @@ def indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in (text.splitlines() or [""]))
 
 
-def failure_text(result: CaseResult, title: str, nodeid: str) -> str:
+def write_case_files(folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:
+    """Write a failing case's input (as the program read it) and expected output for debugging by hand:
+    `<folder>/<problem>/<test>.in` and `<test>.expected`. Returns the input's path."""
+    target = folder / _safe(problem.id)
+    target.mkdir(parents=True, exist_ok=True)
+    raw = result.input
+    stdin = stdin_text(raw) if problem.fmt == STDIN else jsontext.dumps(call_args(raw)) + "\n"
+    path = target / f"{index}.in"
+    path.write_text(stdin, encoding="utf-8")
+    (target / f"{index}.expected").write_text(show(result.expected), encoding="utf-8")
+    return path
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"
+
+
+def failure_text(result: CaseResult, title: str, nodeid: str, case_file: Path | None = None) -> str:
     verdict, outcome = result.verdict, result.outcome
     parts = [f"{title}: {verdict.kind.replace('_', ' ')}" + (f" ({verdict.reason})" if verdict.reason else "")]
     parts.append("input:\n" + indent(cut(show(result.input))))
@@ -42,6 +62,8 @@ def failure_text(result: CaseResult, title: str, nodeid: str) -> str:
             status += f", signal {outcome.signal}"
         parts.append(f"{status}, {outcome.wall_time:.3f} s")
     parts.append("rerun: pytest " + shlex.quote(nodeid))
+    if case_file is not None:
+        parts.append(f"input written to {case_file} (expected output beside it)")
     return "\n".join(parts)
 
 

@@ -77,6 +77,15 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail-fast", "Stop a candidate at its first failing test: its remaining tests are skipped "
            "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool",
            default=False, selects=False),
+    Option("fail-under", "Exit non-zero when strict accuracy is below PCT percent, and zero when it is "
+           "at or above it even though cases failed (a CI gate on the number).", kind="float",
+           metavar="PCT", selects=False),
+    Option("junit-properties", "Add per-case properties (outcome kind, cascade step, time, memory) to "
+           "--junitxml test cases (they break strict xunit2 validation).", kind="bool", default=False,
+           selects=False),
+    Option("html", "Also write a self-contained HTML report to PATH.", metavar="PATH", selects=False),
+    Option("predictions", "Also write one predictions.jsonl record per problem to PATH.", metavar="PATH",
+           selects=False),
     Option("report", f"Where to write the JSON report (default {DEFAULT_REPORT}).",
            default=DEFAULT_REPORT, metavar="PATH", selects=False),
 )
@@ -107,6 +116,10 @@ class Settings:
     timeout: float = 4.0
     memory: int | None = None
     fail_fast: bool = False
+    fail_under: float | None = None
+    junit_properties: bool = False
+    html: str | None = None
+    predictions: str | None = None
     report: str = DEFAULT_REPORT
     rootdir: str = "."
     extra: dict[str, Any] = field(default_factory=dict)
@@ -247,6 +260,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-samples: {s.samples}; give 1 or more")
     if s.agent and ":" not in s.agent:
         raise OptionError(f"--apps-agent: {s.agent!r} is not module:callable (e.g. pytest_apps.agents:openai_chat)")
+    if s.fail_under is not None and not 0 <= s.fail_under <= 100:
+        raise OptionError(f"--apps-fail-under: {s.fail_under} is not a percentage from 0 to 100")
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")

@@ -22,7 +22,14 @@ from .collect import RECORD_KEY, CandidateFile
 from .loading import DatasetError
 from .plan import build_plan, load_plan, remove_plan
 from .report import CaseRecord, Summary
-from .writers import build_summary, terminal_lines, write_json
+from .writers import (
+    Gate,
+    build_summary,
+    fail_under_verdict,
+    junit_properties,
+    terminal_lines,
+    write_reports,
+)
 from .state import STATE_KEY, RunState
 
 PLAN_KEY = "apps_plan"
@@ -88,6 +95,7 @@ class AppsPlugin:
         self.is_worker = hasattr(config, "workerinput")
         self.records: dict[str, CaseRecord] = {}
         self.summary: Summary | None = None
+        self.gate: Gate | None = None
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
 
     @pytest.hookimpl(wrapper=True)
@@ -109,12 +117,19 @@ class AppsPlugin:
 
         return header_lines(self.state)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        for key, value in report.user_properties:
-            if key == RECORD_KEY:
-                self.records[report.nodeid] = CaseRecord.from_dict(value)
+        # Take our record out before --junitxml sees it: a dict property is noise there.
+        mine = [value for key, value in report.user_properties if key == RECORD_KEY]
+        if not mine:
+            return
+        report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
+        record = CaseRecord.from_dict(mine[-1])
+        self.records[report.nodeid] = record
+        if self.state.settings.junit_properties:
+            report.user_properties.extend(junit_properties(record))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -122,7 +137,10 @@ class AppsPlugin:
         if self.is_worker:
             return
         self.summary = build_summary(self.state, self.records.values(), time.time() - self.started)
-        write_json(self.state, self.summary)
+        write_reports(self.state, self.summary)
+        self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
+        if self.gate is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK if self.gate.passed else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
@@ -130,6 +148,8 @@ class AppsPlugin:
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary):
             terminalreporter.write_line(line)
+        if self.gate is not None:
+            terminalreporter.write_line(self.gate.message, bold=True, red=not self.gate.passed)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.state.close()

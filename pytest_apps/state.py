@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ class RunState:
         self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
         self.store = CaseStore(plan)
         self._executor: Executor | None = None
+        self._isolation: list[str] | None = None
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
 
@@ -34,11 +36,22 @@ class RunState:
         return Limits(**kwargs)
 
     @property
+    def cases_folder(self) -> Path:
+        """Where failing cases' inputs are written for debugging: beside the JSON report."""
+        return self.settings.report_path.parent / "cases"
+
+    @property
     def executor(self) -> Executor:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
             self._executor = Executor(self.limits())
         return self._executor
+
+    def isolation(self) -> list[str]:
+        """The executor's active isolation layers (asked once; the same for every worker on a machine)."""
+        if self._isolation is None:
+            self._isolation = self.executor.isolation()
+        return self._isolation
 
     def close(self) -> None:
         if self._executor is not None:

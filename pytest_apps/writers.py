@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,9 @@ def header_lines(state: RunState) -> list[str]:
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
-        f"with code); limits {s.timeout:g} s wall, memory {memory}",
+        f"with code); limits {s.timeout:g} s wall, memory {memory}"
+        + (", fail-fast" if s.fail_fast else ""),
+        "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
     ]
     return lines
 
@@ -111,14 +114,61 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
-    return document(state.plan.settings, state.plan.source, summary)
+    doc = document(state.plan.settings, state.plan.source, summary)
+    doc["isolation"] = state.isolation()
+    return doc
 
 
-def write_json(state: RunState, summary: Summary) -> Path:
+@dataclass(frozen=True)
+class Gate:
+    passed: bool
+    message: str
+
+
+def fail_under_verdict(threshold: float | None, summary: Summary) -> Gate | None:
+    """`--apps-fail-under`: the run passes when strict accuracy is at or above the threshold (percent)."""
+    if threshold is None:
+        return None
+    value = 100 * (summary.figures["strict_accuracy"] or 0.0)
+    # compare at the precision the report prints, so 50.00% meets --apps-fail-under 50
+    if round(value, 6) >= threshold:
+        return Gate(True, f"strict accuracy {value:.2f}% meets --apps-fail-under {threshold:g}%")
+    return Gate(False, f"FAIL: strict accuracy {value:.2f}% is below --apps-fail-under {threshold:g}%")
+
+
+def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
+    """Per-case JUnit properties, for --apps-junit-properties."""
+    return [
+        ("apps_problem", record.problem),
+        ("apps_test", record.case),
+        ("apps_kind", record.kind),
+        ("apps_step", record.step),
+        ("apps_time", round(record.time, 6)),
+        ("apps_memory", record.memory),
+    ]
+
+
+def write_reports(state: RunState, summary: Summary) -> None:
+    """The JSON report always; HTML and predictions when asked. Only the controller calls this."""
+    document = report_document(state, summary)
+    write_json(state, summary, document)
+    if state.settings.html:
+        from .html_report import write_html
+
+        write_html(document, state.settings.path(state.settings.html))
+    if state.settings.predictions:
+        from .predictions import prediction_records, write_predictions
+
+        records = prediction_records(document, state.plan.problems, state.plan.candidates)
+        write_predictions(records, state.settings.path(state.settings.predictions))
+
+
+def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
     path = state.settings.report_path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(report_document(state, summary), indent=1) + "\n", encoding="utf-8")
+    document = document if document is not None else report_document(state, summary)
+    tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path

@@ -1,0 +1,85 @@
+"""Reports people read and CI consumes: JSON fields as documented, JUnit, the CI gate, case files."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import REPO, read_report, run
+from test_plugin import broken_project  # noqa: F401  (fixture)
+
+
+def documented_fields() -> set[str]:
+    """Field names from the README's JSON report table (`a.b`, `a[]`, and the names listed per problem)."""
+    text = (REPO / "README.md").read_text()
+    table = text.split("The JSON report (`--apps-report`) holds:", 1)[1].split("\n\n", 2)[1]
+    fields: set[str] = set()
+    for line in table.splitlines()[2:]:
+        first, rest = line.split("|")[1], "|".join(line.split("|")[2:])
+        for name in re.findall(r"`([a-z_.\[\]]+)`", first):
+            fields.add(name)
+        if first.strip().startswith("`problems[]`"):
+            fields.update("problems[]." + n for n in re.findall(r"`([a-z_]+)`", rest) if n not in ("stdin", "call"))
+    return fields
+
+
+def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Pytester) -> None:  # noqa: F811
+    run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5")
+    report = read_report(broken_project)
+    documented = documented_fields()
+    present = set(report) | {f"summary.{k}" for k in report["summary"]}
+    present |= {f"{k}[]" for k, v in report.items() if isinstance(v, list)}
+    present |= {f"problems[].{k}" for p in report["problems"] for k in p}
+    present |= {f"problems[].{k}" for p in report["problems"] for t in p["tests"] for k in t}
+    missing = {f for f in documented if f.split(".")[0].rstrip("[]") in report and f not in present
+               and not f.startswith(("settings", "source", "version"))}
+    assert not missing, f"documented but absent: {missing}"
+    undocumented = {f for f in present if f.startswith(("summary.", "problems[].")) and f not in documented}
+    assert not undocumented, f"in the report but not in the README: {undocumented}"
+    assert set(report["source"]) == {"dataset", "split", "revision", "resolved_revision"}
+    assert report["version"] == 1
+
+
+def test_junit_has_a_case_per_test_with_the_kind_and_no_properties_unless_asked(
+    broken_project: pytest.Pytester,  # noqa: F811
+) -> None:
+    base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-only", "900001,900002,900006")
+    run(broken_project, *base, "--junitxml", "plain.xml", "-n", "2")
+    root = ET.parse(broken_project.path / "plain.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 5 + 4 + 4
+    assert {c.get("classname") for c in cases} == {"solutions.900001", "solutions.900002", "solutions.900006"}
+    failure = cases[0].find("failure")
+    assert failure is not None and "wrong answer" in failure.get("message")
+    assert len(failure.get("message")) < 4096
+    assert root.find(".//properties") is None
+    run(broken_project, *base, "--junitxml", "props.xml", "--apps-junit-properties")
+    props = ET.parse(broken_project.path / "props.xml").getroot().find(".//testcase/properties")
+    assert {p.get("name"): p.get("value") for p in props}["apps_kind"] == "wrong_answer"
+
+
+@pytest.mark.parametrize("threshold, code", [("20", 0), ("16.6", 0), ("17", 1), ("100", 1)])
+def test_fail_under_gates_on_strict_accuracy(broken_project: pytest.Pytester, threshold, code) -> None:  # noqa: F811
+    # one of six problems passes: 16.67%
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-fail-under", threshold)
+    assert result.ret == code
+    result.stdout.fnmatch_lines(["*strict accuracy 16.67% * --apps-fail-under*"])
+
+
+def test_fail_under_fails_a_run_whose_cases_all_passed_when_the_number_is_low(
+    broken_project: pytest.Pytester,  # noqa: F811
+) -> None:
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-only", "900006", "--apps-fail-under", "50",
+                 "-k", "test_0")
+    # the one case passed, but the problem is incomplete: strict accuracy 0
+    assert result.ret == 1
+
+
+def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pytest.Pytester) -> None:  # noqa: F811
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-only", "900001")
+    result.stdout.fnmatch_lines(["input written to reports/cases/900001/0.in (expected output beside it)"])
+    case = broken_project.path / "reports" / "cases" / "900001"
+    assert (case / "0.in").read_text() == "1 2\n"
+    assert (case / "0.expected").read_text() == "3\n"
