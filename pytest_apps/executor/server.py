@@ -363,7 +363,20 @@ def _finish(status: int) -> None:
         except BaseException:
             if status == 0:
                 status = 120
-    os._exit(status & 0xFF)
+    status &= 0xFF
+    try:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        rc = resource.getrusage(resource.RUSAGE_CHILDREN)
+        _report({"kind": "done", "status": status, "cpu": ru.ru_utime + ru.ru_stime + rc.ru_utime + rc.ru_stime,
+                 "maxrss": max(ru.ru_maxrss, rc.ru_maxrss) * 1024})
+        for fd in (0, 1, 2, 3):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    except BaseException:
+        pass
+    os._exit(status)
 
 
 def _system_exit_status(e: SystemExit) -> int:
@@ -381,8 +394,9 @@ def _system_exit_status(e: SystemExit) -> int:
     return 1
 
 
-def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
-    status = HARNESS_EXIT
+def spare_main(setup: dict) -> None:
+    """A child forked ahead of time: it sets up what does not depend on the test, then waits for its
+    job on the `go` pipe (so that the fork is off the critical path of a test)."""
     try:
         os.setpgid(0, 0)
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -399,6 +413,38 @@ def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
         workdir = setup["workdir"]
         os.chdir(workdir)
         os.umask(0o022)
+        # the fence: everything that does not depend on the test happens before it is handed over
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
+               "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
+        os.environ.clear()
+        os.environ.update(env)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        if setup.get("drop_caps"):
+            drop_capabilities()
+        if setup.get("landlock_fd") is not None:
+            landlock_restrict(setup["landlock_fd"])
+        os.dup2(setup["go"], 4, inheritable=False)
+        os.closerange(5, setup["maxfd"])
+        _setup_stdio()
+        try:
+            req, blobs = recv_frame(4)
+        except EOFError:
+            os._exit(0)  # the server retired this spare
+        os.close(4)
+        import marshal
+
+        code = marshal.loads(blobs[0])
+        args_blob = blobs[1]
+    except BaseException as e:  # noqa: BLE001
+        _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
+        os._exit(HARNESS_EXIT)
+    child_main(req, code, args_blob, setup)
+
+
+def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
+    status = HARNESS_EXIT
+    try:
+        workdir = setup["workdir"]
         lim = req["limits"]
         ru = resource.getrusage(resource.RUSAGE_SELF)
         used = int(ru.ru_utime + ru.ru_stime)
@@ -419,16 +465,6 @@ def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
         setlim(resource.RLIMIT_CORE, 0)
         if lim.get("processes", 0) > 0:
             setlim(resource.RLIMIT_NPROC, lim["processes"])
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
-               "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
-        os.environ.clear()
-        os.environ.update(env)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if setup.get("drop_caps"):
-            drop_capabilities()
-        if setup.get("landlock_fd") is not None:
-            landlock_restrict(setup["landlock_fd"])
-        os.closerange(4, setup["maxfd"])
 
         import builtins
         import linecache
@@ -441,9 +477,6 @@ def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         sys.argv = [filename]
         sys.path[0] = workdir
-        sys.ps1 = sys.ps2 = None
-        del sys.ps1, sys.ps2
-        _setup_stdio()
         main = types.ModuleType("__main__")
         main.__file__ = filename
         main.__builtins__ = builtins
@@ -502,6 +535,13 @@ def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
 # the server
 
 
+class _Usage:
+    __slots__ = ("cpu", "maxrss")
+
+    def __init__(self, cpu: float, maxrss: int) -> None:
+        self.cpu, self.maxrss = float(cpu), int(maxrss)
+
+
 class Server:
     def __init__(self, rfd: int, wfd: int) -> None:
         self.rfd, self.wfd = rfd, wfd
@@ -529,6 +569,9 @@ class Server:
         self.cgroup_dir = None
         self.cgroup_fd = None
         self.counter = 0
+        self.spare: dict | None = None
+        self.pending: int | None = None  # a child that reported "done" and still has to be reaped
+        self.trash: list[str] = []  # work directories to remove once the answer is sent
         self.layer_errors: dict[str, str] = {}
 
     # -- optional layers, each probed; a failure only removes the layer ---------------------------------
@@ -634,49 +677,102 @@ class Server:
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
         source = blobs[0].decode("utf-8", "surrogateescape")
         stdin_data, args_blob = blobs[1], blobs[2]
-        req["source"] = source
         code, err, _wrapped = self.compiler.get(source, req["filename"])
         if code is None:
             return {"status": RUN_COMPILE_ERROR, "error": err}, b""
         self.runs += 1
+        import marshal
+
+        spare = self.spare if self.spare is not None else self._make_spare()
+        self.spare = None
+        try:
+            if stdin_data:
+                write_all(spare["stdin"], stdin_data)
+                os.lseek(spare["stdin"], 0, os.SEEK_SET)
+            go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
+                  "limits": req["limits"], "source": source}
+            return self._watch(spare, go, [marshal.dumps(code), args_blob])
+        finally:
+            self._retire(spare, remove=False)
+            self.trash.append(spare["workdir"])
+
+    def after_run(self) -> None:
+        """Off the critical path (after the answer is sent): reap, sweep, and fork the next spare."""
+        if self.pending is not None:
+            try:  # the child said it was done and has been SIGKILLed: this returns at once
+                os.waitpid(self.pending, 0)
+            except ChildProcessError:
+                pass
+            self.pending = None
+        self._sweep()
+        while self.trash:
+            self._remove(self.trash.pop())
+        if self.spare is None:
+            try:
+                self.spare = self._make_spare()
+            except OSError:
+                self.spare = None
+
+    def after_run_cleanup_only(self) -> None:
+        spare, self.spare = self.spare, object()  # keep after_run from forking a new spare
+        try:
+            self.after_run()
+        finally:
+            self.spare = spare
+
+    def _make_spare(self) -> dict:
         self.counter += 1
         workdir = os.path.join(self.base, f"run{self.counter}")
         os.mkdir(workdir, 0o700)
-        stdin_fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-        try:
-            if stdin_data:
-                write_all(stdin_fd, stdin_data)
-                os.lseek(stdin_fd, 0, os.SEEK_SET)
-            return self._fork_and_watch(req, code, args_blob, workdir, stdin_fd)
-        finally:
-            os.close(stdin_fd)
-            self._remove(workdir)
-
-    def _fork_and_watch(self, req, code, args_blob, workdir, stdin_fd):
-        lim = req["limits"]
-        out_r, out_w = os.pipe2(os.O_CLOEXEC)
-        err_r, err_w = os.pipe2(os.O_CLOEXEC)
-        rep_r, rep_w = os.pipe2(os.O_CLOEXEC)
-        setup = {"server_pid": self.pid, "stdin": stdin_fd, "out": out_w, "err": err_w, "rep": rep_w,
-                 "maxfd": self.maxfd, "workdir": workdir, "landlock_fd": self.landlock_fd,
-                 "drop_caps": self.drop_caps, "cgroup_fd": self.cgroup_fd}
-        t0 = time.monotonic()
+        sp = {"workdir": workdir, "server_pid": self.pid, "maxfd": self.maxfd, "landlock_fd": self.landlock_fd,
+              "drop_caps": self.drop_caps, "cgroup_fd": self.cgroup_fd}
+        sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
+        sp["out_r"], sp["out"] = os.pipe2(os.O_CLOEXEC)
+        sp["err_r"], sp["err"] = os.pipe2(os.O_CLOEXEC)
+        sp["rep_r"], sp["rep"] = os.pipe2(os.O_CLOEXEC)
+        sp["go"], sp["go_w"] = os.pipe2(os.O_CLOEXEC)
         pid = os.fork()
         if pid == 0:
             try:
-                child_main(req, code, args_blob, setup)
+                spare_main(sp)
             finally:
                 os._exit(HARNESS_EXIT)
         try:
             os.setpgid(pid, pid)
         except OSError:
             pass
-        for fd in (out_w, err_w, rep_w):
-            os.close(fd)
+        for k in ("out", "err", "rep", "go"):
+            os.close(sp.pop(k))
+        sp["pid"] = pid
         try:
-            pidfd = os.pidfd_open(pid)
+            sp["pidfd"] = os.pidfd_open(pid)
         except OSError:
-            pidfd = None
+            sp["pidfd"] = None
+        return sp
+
+    def _retire(self, sp: dict, remove: bool = True) -> None:
+        for k in ("stdin", "out_r", "err_r", "rep_r", "go_w", "pidfd"):
+            fd = sp.pop(k, None)
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        if sp.get("pid"):
+            try:
+                os.killpg(sp["pid"], signal.SIGKILL)
+            except OSError:
+                pass
+        if remove:
+            self._remove(sp["workdir"])
+
+    def _watch(self, sp: dict, go: dict, go_blobs: list[bytes]):
+        lim = go["limits"]
+        pid, pidfd = sp["pid"], sp["pidfd"]
+        out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
+        t0 = time.monotonic()
+        send_frame(sp["go_w"], go, go_blobs)
+        os.close(sp.pop("go_w"))
         out = bytearray()
         err = bytearray()
         rep = bytearray()
@@ -689,7 +785,7 @@ class Server:
         if pidfd is not None:
             poller.register(pidfd, select.POLLIN)
         poller.register(self.rfd, select.POLLIN)  # readable while a run is going = our parent went away
-        exited = None
+        exited = False
         out_limit = lim["output"]
         while True:
             now = time.monotonic()
@@ -699,8 +795,7 @@ class Server:
             wait_ms = max(1, int((deadline - now) * 1000) + 1)
             if pidfd is None:
                 wait_ms = min(wait_ms, 10)
-            events = poller.poll(wait_ms)
-            for fd, ev in events:
+            for fd, _ev in poller.poll(wait_ms):
                 if fd == self.rfd:
                     self._kill(pid)
                     raise EOFError("parent went away")
@@ -710,10 +805,7 @@ class Server:
                 buf = open_fds.get(fd)
                 if buf is None:
                     continue
-                try:
-                    data = os.read(fd, 1 << 20)
-                except BlockingIOError:
-                    continue
+                data = os.read(fd, 1 << 20)
                 if not data:
                     poller.unregister(fd)
                     del open_fds[fd]
@@ -726,7 +818,7 @@ class Server:
             if len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
                 break
-            if pidfd is None and exited is None:
+            if pidfd is None and not exited:
                 try:  # no pidfd: poll the child (WNOWAIT keeps it for wait4 below)
                     if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
                         exited = True
@@ -734,22 +826,48 @@ class Server:
                     exited = True
             if exited:
                 break
-            if not open_fds and pidfd is None:
-                break
-        if reason is not None:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        _, status, ru = os.wait4(pid, 0)
+            if not open_fds:
+                # every pipe is closed: the child reported "done" and closed its stdio right before exiting
+                # (or it closed them all itself); either way it has nothing more to say
+                done = self._done(rep)
+                if done is not None:
+                    break
         wall = time.monotonic() - t0
-        # kill what the program left behind: its process group, then every other descendant
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        leftovers = self._sweep()
-        # drain what is still in the pipes (writers are all dead now)
+        done = self._done(rep) if (reason is None and not exited) else None
+        if done is not None:
+            # the child is exiting by itself: it is reaped by after_run(), off the critical path
+            status = (done["status"] & 0xFF) << 8
+            ru = _Usage(done.get("cpu", 0.0), done.get("maxrss", 0))
+            leftovers = 0
+            self.pending = pid
+        else:
+            _, status, ru = os.wait4(pid, 0)
+            ru = _Usage(ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024)
+            leftovers = self._sweep()
+            self._drain(open_fds, out_r, err_r, out_limit)
+            if reason is None and len(out) > out_limit:
+                reason = RUN_OUTPUT_LIMIT
+        sp["pid"] = None
+        return self._outcome(reason, status, ru, wall, lim, out, err, rep, leftovers)
+
+    @staticmethod
+    def _done(rep: bytearray) -> dict | None:
+        """The child's last-words report, if it is the last line of its report pipe."""
+        lines = bytes(rep).rstrip(b"\n").rsplit(b"\n", 1)
+        try:
+            msg = json.loads(lines[-1])
+        except ValueError:
+            return None
+        if isinstance(msg, dict) and msg.get("kind") == "done" and isinstance(msg.get("status"), int):
+            return msg
+        return None
+
+    def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
+        """Read what is still in the pipes (every writer is dead now)."""
         end = time.monotonic() + 1.0
         for fd in list(open_fds):
             buf = open_fds[fd]
@@ -766,21 +884,14 @@ class Server:
                     break
                 if fd == out_r and len(buf) + len(data) > out_limit:
                     buf += data[: out_limit + 1 - len(buf)]
-                    if reason is None:
-                        reason = RUN_OUTPUT_LIMIT
                     break
                 buf += data
                 if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                     del buf[: len(buf) - STDERR_TAIL]
-        for fd in (out_r, err_r, rep_r):
-            os.close(fd)
-        if pidfd is not None:
-            os.close(pidfd)
-        return self._outcome(reason, status, ru, wall, lim, out, err, rep, leftovers)
 
     def _outcome(self, reason, status, ru, wall, lim, out, err, rep, leftovers):
-        cpu = ru.ru_utime + ru.ru_stime
-        res = {"wall_time": wall, "cpu_time": cpu, "peak_memory": ru.ru_maxrss * 1024, "error": "",
+        cpu = ru.cpu
+        res = {"wall_time": wall, "cpu_time": cpu, "peak_memory": ru.maxrss, "error": "",
                "exit_code": None, "signal": None, "value_json": None}
         if os.WIFSIGNALED(status):
             res["signal"] = os.WTERMSIG(status)
@@ -862,7 +973,8 @@ class Server:
         killed = 0
         for _ in range(200):
             self._reap()
-            kids = self._children()
+            keep = self.spare.get("pid") if isinstance(self.spare, dict) else None
+            kids = [k for k in self._children() if k != keep]
             if not kids:
                 return killed
             for p in self._descendants(kids):
@@ -881,6 +993,15 @@ class Server:
         return killed
 
     def _reap(self) -> None:
+        keep = self.spare.get("pid") if isinstance(self.spare, dict) else None
+        if keep is not None:  # reap only what is not the waiting spare
+            for k in self._children():
+                if k != keep:
+                    try:
+                        os.waitpid(k, os.WNOHANG)
+                    except ChildProcessError:
+                        pass
+            return
         while True:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
@@ -911,6 +1032,10 @@ class Server:
                 shutil.rmtree(path, ignore_errors=True)
 
     def cleanup(self) -> None:
+        self.after_run_cleanup_only()
+        if self.spare is not None:
+            self._retire(self.spare)
+            self.spare = None
         self._sweep()
         shutil.rmtree(self.base, ignore_errors=True)
         if self.cgroup_dir:
@@ -938,6 +1063,7 @@ class Server:
                     res, out = {"status": RUN_HARNESS_ERROR, "error": f"server: {type(e).__name__}: {e}",
                                 "stderr_tail": traceback.format_exc()[-STDERR_TAIL:]}, b""
                 send_frame(self.wfd, res, [out])
+                self.after_run()
             elif op == "stats":
                 send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs,
                                       "pid": self.pid, "layers": self.layers})
@@ -974,7 +1100,9 @@ def main() -> None:
         gc.collect()
         gc.freeze()
         send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers,
-                         "layer_errors": server.layer_errors})
+                         "layer_errors": server.layer_errors, "base": server.base,
+                         "cgroup": server.cgroup_dir})
+        server.after_run()
         server.serve()
     finally:
         server.cleanup()
