@@ -1,0 +1,318 @@
+"""Hostile candidates must score nothing and leave the machine as it was; correct-but-tricky programs
+(that in-process harnesses fail) must produce the right output.
+
+The judge is written elsewhere, so these assert on the `Outcome` directly: what the program could have
+passed with (stdout / value), its status, and the state of the machine afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import textwrap
+
+import pytest
+
+from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.outcome import RUN_EXITED, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT
+
+SECRET = "EXPECTED-OUTPUT-7f3a9c"  # an "expected output" the child must never be able to find
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(Limits(timeout=1.5, memory=1 << 30, output=1 << 20)) as e:
+        yield e
+
+
+@pytest.fixture
+def sentinel(tmp_path):
+    path = tmp_path / "expected_outputs.json"
+    path.write_text(json.dumps({"outputs": [SECRET]}))
+    return path
+
+
+def run(ex, src: str, stdin: str = "", name: str = "cand.py"):
+    return ex.run_stdin(Program(textwrap.dedent(src), name), stdin)
+
+
+def server_descendants(ex) -> list[int]:
+    """Processes below the server other than its idle spare child, after it finished cleaning up."""
+    stats = ex._stats()  # a round trip: the server has swept after the previous run
+    spid = stats["pid"]
+    kids = []
+    for tid in os.listdir(f"/proc/{spid}/task"):
+        with open(f"/proc/{spid}/task/{tid}/children") as f:
+            kids += [int(x) for x in f.read().split()]
+    stray = []
+    for k in kids:  # at most one child (the spare) may exist, and it must have no children
+        with open(f"/proc/{k}/task/{k}/children") as f:
+            stray += [int(x) for x in f.read().split()]
+    if len(kids) > 1:
+        stray += kids
+    return stray
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+# -- hostile ------------------------------------------------------------------------------------------
+
+
+def test_always_equal_object(ex):
+    src = "class Eq:\n    def __eq__(self, o): return True\n    def __ne__(self, o): return False\n" \
+          "def solve(x):\n    return Eq()\n"
+    o = ex.run_call(Program(src, "c.py"), "solve", [1])
+    assert o.value_json is None and "not JSON-serialisable" in o.error
+    src2 = "class L(list):\n    def __eq__(self, o): return True\ndef solve(x):\n    return L([0])\n"
+    o = ex.run_call(Program(src2, "c.py"), "solve", [1])
+    assert json.loads(o.value_json) == [0]  # only plain data crosses: the __eq__ is gone
+
+
+def test_walk_the_stack_and_heap(ex):
+    src = """
+    import gc, sys
+    found = []
+    f = sys._getframe()
+    while f is not None:
+        found += [repr(v) for v in f.f_locals.values()]
+        f = f.f_back
+    for o in gc.get_objects():
+        if isinstance(o, dict):
+            found += [v for v in o.values() if isinstance(v, str)]
+        elif isinstance(o, (list, tuple)):
+            found += [v for v in o if isinstance(v, str)]
+    secret = "".join(["EXPECTED-OUTPUT-", "7f3a9c"])  # built at run time: nowhere in this source
+    print(any(secret in s for s in found))
+    print("_pytest" in sys.modules, "pytest_apps" in sys.modules)
+    """
+    o = run(ex, src)
+    assert o.stdout == "False\nFalse False\n", o
+    o = ex.run_call(Program("import sys\ndef f():\n    return [repr(sys._getframe(1).f_locals)]", "c.py"), "f", [])
+    assert SECRET not in (o.value_json or "")
+
+
+def test_read_files_outside(ex, sentinel):
+    src = f"""
+    import os, glob
+    got = []
+    for p in [{str(sentinel)!r}, "/work/shared/apps-data/apps_test_rows.jsonl", "/work/main/pyproject.toml",
+              "/proc/1/environ", "/proc/%d/environ" % os.getppid(), "/proc/%d/cmdline" % os.getppid(),
+              os.path.expanduser("~/.cache/huggingface/token"), "/root/.bash_history"]:
+        try:
+            with open(p) as f:
+                got.append(p + ":" + f.read(100))
+        except OSError:
+            pass
+    got += glob.glob("/work/*") + glob.glob("/tmp/*") + glob.glob("/root/*")
+    print(got)
+    print(sorted(os.environ))
+    """
+    o = run(ex, src)
+    assert o.status == RUN_EXITED and o.exit_code == 0, o
+    first, env = o.stdout.splitlines()
+    assert first == "[]", first
+    assert "APPS" not in env and "PYTEST" not in env
+
+
+def test_ignore_sigterm_and_alarm(ex):
+    src = """
+    import signal
+    signal.alarm(0)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    signal.signal(signal.SIGXCPU, signal.SIG_IGN)
+    while True:
+        pass
+    """
+    o = run(ex, src)
+    assert o.status == RUN_TIMEOUT and o.wall_time < 3
+    assert server_descendants(ex) == []
+
+
+def test_fork_bomb(ex):
+    src = """
+    import os
+    print("start", flush=True)
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+    """
+    o = run(ex, src)
+    assert o.status == RUN_TIMEOUT
+    assert server_descendants(ex) == []
+
+
+def test_daemonised_grandchild(ex):
+    src = """
+    import os, sys, time
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            print(os.getpid(), flush=True)
+            os.close(0); os.close(1); os.close(2)
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(0.2)
+    """
+    o = run(ex, src)
+    pid = int(o.stdout.split()[0])
+    assert server_descendants(ex) == []
+    assert not alive(pid)
+
+
+def test_daemon_keeping_stdout_open(ex):
+    src = """
+    import os, time
+    if os.fork() == 0:
+        os.setsid()
+        time.sleep(60)
+    print("parent done")
+    """
+    o = run(ex, src)
+    assert o.stdout == "parent done\n" and o.wall_time < 1.5
+    assert server_descendants(ex) == []
+
+
+def test_ten_gigabytes_of_output(ex):
+    o = run(ex, "import sys\nblock = 'x' * (1 << 20)\nfor _ in range(10 * 1024):\n    sys.stdout.write(block)\n")
+    assert o.status == RUN_OUTPUT_LIMIT and len(o.stdout) <= (1 << 20)
+
+
+def test_memory_bomb(ex):
+    o = run(ex, "a = []\nwhile True:\n    a.append(bytearray(1 << 26))\n")
+    assert o.status == RUN_MEMORY
+    o = run(ex, "a = 'x' * (1 << 34)")
+    assert o.status == RUN_MEMORY
+
+
+def test_write_and_delete_outside(ex, sentinel):
+    before = sentinel.read_text()
+    src = f"""
+    import os, shutil
+    done = []
+    for p in ["/tmp/apps-pwned.txt", {str(sentinel)!r}, "/work/main/apps-pwned.txt", "/root/apps-pwned"]:
+        try:
+            with open(p, "w") as f:
+                f.write("pwned")
+            done.append("wrote " + p)
+        except OSError:
+            pass
+    for f in (lambda: os.remove({str(sentinel)!r}), lambda: shutil.rmtree({str(sentinel.parent)!r}),
+              lambda: os.rename({str(sentinel)!r}, "x"), lambda: os.symlink({str(sentinel)!r}, "link")):
+        try:
+            f()
+            done.append("did")
+        except OSError:
+            pass
+    print(done)
+    """
+    o = run(ex, src)
+    assert o.stdout in ("[]\n", "['did']\n"), o  # a symlink inside its own dir is harmless
+    assert sentinel.read_text() == before
+    for p in ("/tmp/apps-pwned.txt", "/work/main/apps-pwned.txt", "/root/apps-pwned"):
+        assert not os.path.exists(p)
+
+
+def test_kill_parent_and_everyone(ex):
+    spid = ex._stats()["pid"]
+    if not any(layer.startswith("landlock-abi") and int(layer[12:]) >= 6 for layer in ex.isolation()):
+        pytest.skip("needs Landlock signal scoping (ABI >= 6) to be safe to run")
+    src = """
+    import os, signal
+    for target in (os.getppid(), 1, -1):
+        try:
+            os.kill(target, signal.SIGKILL)
+            print("killed", target)
+        except OSError as e:
+            print("denied", target)
+    """
+    o = run(ex, src)
+    assert "killed" not in o.stdout.replace("killed -1", ""), o
+    assert alive(spid) and ex._stats()["pid"] == spid
+    assert ex.run_stdin(Program("print(1)", "c.py"), "").stdout == "1\n"
+
+
+def test_exit_before_printing(ex):
+    o = run(ex, "import os\nos._exit(0)\nprint(42)")
+    assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, "")
+    o = run(ex, "import sys\nsys.exit(0)\nprint(42)")
+    assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, "")
+    o = ex.run_call(Program("import os\ndef f():\n    os._exit(0)", "c.py"), "f", [])
+    assert o.value_json is None
+
+
+def test_close_stdout(ex):
+    o = run(ex, "import os, sys\nos.close(1)\nprint(42)")
+    assert o.stdout == "" and o.exit_code != 0
+    o = run(ex, "import sys\nsys.stdout.close()\nprint(42)")
+    assert o.stdout == "" and o.exit_code != 0
+
+
+def test_segfault(ex):
+    o = run(ex, "import ctypes\nctypes.string_at(0)")
+    assert o.status == RUN_SIGNALED and o.signal == signal.SIGSEGV
+
+
+def test_no_pytest_objects_to_patch(ex):
+    src = """
+    import sys
+    print([m for m in sys.modules if m.split(".")[0] in ("pytest", "_pytest", "xdist", "pytest_apps", "pluggy")])
+    """
+    assert run(ex, src).stdout == "[]\n"
+
+
+def test_network_is_closed(ex):
+    src = """
+    import socket
+    for addr in (("1.1.1.1", 80), ("127.0.0.1", 22)):
+        try:
+            socket.create_connection(addr, timeout=0.5)
+            print("connected", addr)
+        except OSError:
+            pass
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(); print("listening")
+    except OSError:
+        pass
+    """
+    assert run(ex, src).stdout == ""
+
+
+# -- correct programs that in-process harnesses fail ---------------------------------------------------
+
+TRICKY = {
+    "main_guard": ("def main():\n    print(int(input()) + 1)\nif __name__ == '__main__':\n    main()\n", "1\n", "2\n"),
+    "exit": ("print('a')\nexit()\nprint('b')\n", "", "a\n"),
+    "sys_exit_zero_after_output": ("import sys\nprint(7)\nsys.exit(0)\n", "", "7\n"),
+    "global": ("t = 0\ndef add(x):\n    global t\n    t += x\nfor v in input().split():\n    add(int(v))\n"
+               "print(t)\n", "1 2 3\n", "6\n"),
+    "open0": ("data = open(0).read().split()\nprint(sum(map(int, data)))\n", "1 2\n3\n", "6\n"),
+    "stdin_buffer": ("import sys\nprint(sum(map(int, sys.stdin.buffer.read().split())))\n", "4 5\n", "9\n"),
+    "from_sys_import_stdout": ("from sys import stdout, stdin\nstdout.write(stdin.readline().upper())\n", "ab\n",
+                               "AB\n"),
+    "input_then_readline": ("import sys\na = input()\nb = sys.stdin.readline()\nc = input()\nprint(a, b.strip(), c)\n",
+                            "1\n2\n3\n", "1 2 3\n"),
+    "ten_thousand_digits": ("n = int(input())\ns = str(n * n)\nprint(len(s))\n", "9" * 10000 + "\n", "20000\n"),
+    "deep_recursion_thread": (
+        "import sys, threading\nsys.setrecursionlimit(1 << 20)\nthreading.stack_size(1 << 27)\n"
+        "def d(n):\n    return n if n == 0 else d(n - 1)\n"
+        "def main():\n    print(d(200000))\nt = threading.Thread(target=main)\nt.start()\nt.join()\n", "", "0\n"),
+    "print_flush_end": ("print(1, end='')\n", "", "1"),
+    "unicode": ("print(input()[::-1])\n", "héllo→\n", "→olléh\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_tricky_correct_program(ex, name):
+    src, stdin, expected = TRICKY[name]
+    o = ex.run_stdin(Program(src, f"{name}.py"), stdin)
+    assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, expected), o
