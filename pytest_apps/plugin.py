@@ -47,7 +47,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # APPS data holds integers longer than the default int/str conversion limit allows.
     sys.set_int_max_str_digits(0)
     try:
-        settings = options.resolve(config.getoption, config.getini, str(config.rootpath))
+        # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
+        # which pytest may place elsewhere (e.g. above a dataset path given as an option).
+        settings = options.resolve(config.getoption, config.getini, str(config.invocation_params.dir))
     except options.OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
