@@ -81,6 +81,7 @@ class Executor:
         self._proc: subprocess.Popen | None = None
         self._layers: list[str] = []
         self._layer_errors: dict[str, str] = {}
+        self._leftovers: tuple[str | None, str | None] = (None, None)
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
         self._closed = False
         self.restarts = 0
@@ -154,6 +155,7 @@ class Executor:
         except Exception:
             self._stop_server()
             raise
+        self._leftovers = (hello.get("base"), hello.get("cgroup"))
         self._layers = list(hello.get("layers", []))
         self._layer_errors = dict(hello.get("layer_errors", {}))
         return proc
@@ -190,6 +192,36 @@ class Executor:
                 f.close()
             except Exception:  # noqa: BLE001
                 pass
+        self._clean_after_dead_server()
+
+    def _clean_after_dead_server(self) -> None:
+        """A killed server could not clean up: kill what is left in its cgroup, remove its directories.
+        (Its children die with it through PR_SET_PDEATHSIG; this catches their descendants too.)"""
+        base, cgroup = self._leftovers
+        self._leftovers = (None, None)
+        if cgroup:
+            for _ in range(50):
+                try:
+                    with open(os.path.join(cgroup, "cgroup.procs")) as f:
+                        pids = [int(x) for x in f.read().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+            try:
+                os.rmdir(cgroup)
+            except OSError:
+                pass
+        if base and os.path.basename(base).startswith("pytest-apps-exec-"):
+            import shutil
+
+            shutil.rmtree(base, ignore_errors=True)
 
     def _recv(self, proc: subprocess.Popen, timeout: float) -> dict:
         header, blobs = self._recv_frame(proc, timeout)

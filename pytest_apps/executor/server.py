@@ -550,7 +550,8 @@ class Server:
         self.compiler = Compiler()
         self.runs = 0
         self.layers = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
-        self.base = tempfile.mkdtemp(prefix="pytest-apps-exec-")
+        self._remove_stale()
+        self.base = tempfile.mkdtemp(prefix=f"pytest-apps-exec-{self.pid}-")
         os.chmod(self.base, 0o711)
         try:
             self.maxfd = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -947,6 +948,27 @@ class Server:
         if res["status"] == RUN_OUTPUT_LIMIT:
             del out[lim["output"]:]
         return res, bytes(out)
+
+    @staticmethod
+    def _remove_stale() -> None:
+        """Directories and cgroups left by servers that were killed (their pid is in the name)."""
+        import glob
+
+        for path in glob.glob(os.path.join(tempfile.gettempdir(), "pytest-apps-exec-*-*")) + glob.glob(
+                "/sys/fs/cgroup/pids/pytest-apps-*"):
+            try:
+                pid = int(os.path.basename(path).split("-")[-2 if "exec" in path else -1])
+            except ValueError:
+                continue
+            if os.path.exists(f"/proc/{pid}"):
+                continue
+            if path.startswith("/sys/"):
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+            else:
+                shutil.rmtree(path, ignore_errors=True)
 
     def _children(self) -> list[int]:
         try:
