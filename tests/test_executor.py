@@ -273,6 +273,20 @@ def test_restart_after_server_death():
         assert ex.run_stdin(P("print(4)"), "").stdout == "4\n"
 
 
+def test_restart_after_server_hang():
+    with Executor(Limits(timeout=0.5)) as ex:
+        ex.server_margin = 0.5
+        assert ex.run_stdin(P("print(1)"), "").stdout == "1\n"
+        pid = ex._server_pid()
+        os.kill(pid, signal.SIGSTOP)
+        t = time.monotonic()
+        o = ex.run_stdin(P("print(2)"), "")
+        assert o.status == RUN_HARNESS_ERROR and "hung" in o.error
+        assert time.monotonic() - t < 3
+        assert ex.run_stdin(P("print(3)"), "").stdout == "3\n"
+        assert ex._server_pid() != pid
+
+
 def test_isolation_layers():
     with Executor() as ex:
         layers = ex.isolation()
