@@ -73,6 +73,8 @@ def load_real(data: Path, rows_limit: int, per_row: int) -> list[tuple[str, str,
             c = json.loads(line)
             cands.setdefault(str(c["problem_id"]), c["code"])
     work = []
+    if rows_limit <= 0:
+        return work
     with open(data / "apps_test_rows.jsonl") as f:
         for line in f:
             row = json.loads(line)
@@ -128,7 +130,7 @@ def main() -> None:
         ours, theirs = echo_bench(ex, args.echo, tmp, args.rounds)
         print(f"echo x{args.echo} (median of {args.rounds} rounds): executor {ours * 1e3:.2f} ms/test, "
               f"fresh subprocess {theirs * 1e3:.2f} ms/test, ratio {theirs / ours:.1f}x")
-        if (data / "apps_test_rows.jsonl").exists():
+        if args.rows > 0 and (data / "apps_test_rows.jsonl").exists():
             work = load_real(data, args.rows, args.tests_per_row)
             r = real_bench(ex, work, tmp)
             n = r["tests"]
