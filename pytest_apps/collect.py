@@ -141,4 +141,4 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"APPS problem {self.problem.id} test {self.index}"
+        return self.path, 0, f"APPS problem {self.problem.id} test {self.index}"

@@ -177,8 +177,10 @@ def select(
     only = set(parse_only(selection.only))
     out = ParsedRows()
     kept = 0
+    complete = True  # read to the end: only then is an --apps-only id that was not met really absent
     for index, row in enumerate(rows):
         if selection.limit is not None and kept >= selection.offset + selection.limit:
+            complete = False
             break
         if tiers and str(row.get("difficulty") or "").strip().lower() not in tiers:
             continue
@@ -199,8 +201,9 @@ def select(
         out.cases[problem.id] = cases
         if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
             out.solutions[problem.id] = row.get("solutions")
-    found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
-    out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
+    if complete:
+        found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
+        out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
     return out
 
 

@@ -176,3 +176,8 @@ def test_call_args(raw, args):
 def test_stdin_text_joins_lists():
     assert stdin_text("1 2\n") == "1 2\n"
     assert stdin_text(["1", "2"]) == "1\n2\n"
+
+
+def test_only_with_a_limit_does_not_call_unread_ids_missing():
+    parsed = select(rows_of(10), Selection(only=["2", "5", "42"], limit=1), 20)
+    assert ids(parsed) == ["2"] and parsed.missing == []
