@@ -1,0 +1,117 @@
+"""The real APPS rows and model-written programs beside the project (../shared/apps-data).
+
+Skipped with a reason when that folder is absent (set APPS_SHARED_DATA to point at it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import read_report, run
+
+RIGHT = {"15": "VichyTong/CodeJudge", "4004": "janphilippfranken/printllama"}  # sources report 1.0
+WRONG = {  # sources report 0.0 of the tests passed
+    "18": "bra1nDump/", "19": "bra1nDump/", "20": "bra1nDump/", "203": "bra1nDump/",
+    "4002": "janphilippfranken/printllama",
+}
+
+
+def server_processes() -> set[int]:
+    """Executor servers alive on this machine (any session's)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"pytest_apps/executor/server.py" in cmdline:
+                found.add(int(entry.name))
+    return found
+
+
+def descendants_of(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def args_for(shared: Path, pytester: pytest.Pytester, *extra: str) -> list[str]:
+    # option values that are paths could make pytest choose the shared folder as rootdir: pin it here
+    return ["--apps-dataset", str(shared / "apps_test_rows.jsonl"), "--rootdir", str(pytester.path), *extra]
+
+
+def candidate_folder(shared: Path, folder: Path, picks: dict[str, str]) -> None:
+    folder.mkdir()
+    for line in (shared / "candidates.jsonl").open():
+        rec = json.loads(line)
+        pid = str(rec["problem_id"])
+        if pid in picks and rec["source"].startswith(picks[pid]) and not (folder / f"{pid}.py").exists():
+            (folder / f"{pid}.py").write_text(rec["code"])
+    assert sorted(p.stem for p in folder.iterdir()) == sorted(picks)
+
+
+def test_reference_solutions_pass_every_test_and_leave_no_process(pytester: pytest.Pytester, shared_data: Path):
+    before = server_processes()
+    result = run(pytester, *args_for(shared_data, pytester, "--apps-candidates", "reference", "--apps-samples", "1",
+                                     "--apps-max-tests", "0", "-n", "2"))
+    report = read_report(pytester)
+    with_code = [p for p in report["problems"] if p["verdict"] != "no_code"]
+    assert len(with_code) == 11  # the rows that carry solutions
+    assert {p["id"]: p["verdict"] for p in with_code} == {p["id"]: "pass" for p in with_code}
+    assert all(p["tests_run"] == p["tests_total"] > 100 for p in with_code)
+    # 15 and 16's first solutions use a top-level `return`, as the APPS harness allows
+    assert {"15", "16"} <= {p["id"] for p in with_code}
+    assert result.ret == 0 or result.parseoutcomes().get("failed", 0) == 0
+    assert server_processes() <= before, "an executor server outlived its pytest run"
+    assert not descendants_of(os.getpid()) - {os.getpid()}, "a process started by the run is still alive"
+
+
+def test_known_right_pass_known_wrong_fail_serial_and_parallel(pytester: pytest.Pytester, shared_data: Path):
+    candidate_folder(shared_data, pytester.path / "cands", {**RIGHT, **WRONG})
+    base = args_for(shared_data, pytester, "--apps-candidates", "cands", "--apps-max-tests", "40",
+                    "--apps-only", ",".join([*RIGHT, *WRONG]))
+    run(pytester, *base, "-n", "0", "--apps-report", "serial.json")
+    run(pytester, *base, "-n", "2", "--apps-report", "parallel.json")
+    serial, parallel = read_report(pytester, "serial.json"), read_report(pytester, "parallel.json")
+    verdicts = {p["id"]: p["verdict"] for p in serial["problems"]}
+    assert verdicts == {**{pid: "pass" for pid in RIGHT}, **{pid: "fail" for pid in WRONG}}
+    per_test = lambda r: {p["id"]: [t["kind"] for t in p["tests"]] for p in r["problems"]}  # noqa: E731
+    assert per_test(serial) == per_test(parallel)
+    assert {k: v for k, v in serial["summary"].items() if k != "wall_time"} == {
+        k: v for k, v in parallel["summary"].items() if k != "wall_time"
+    }
+
+
+def test_fail_fast_keeps_every_verdict_on_real_model_output(pytester: pytest.Pytester, shared_data: Path):
+    """Several samples per problem from candidates.jsonl: same strict accuracy, pass@k and verdicts."""
+    (pytester.path / "candidates.jsonl").write_bytes((shared_data / "candidates.jsonl").read_bytes())
+    base = args_for(shared_data, pytester, "--apps-candidates", "candidates.jsonl",
+                    "--apps-only", "15,18,20,747,4001,4002,4003,4004", "--apps-max-tests", "20",
+                    "--apps-timeout", "1", "-n", "2")
+    run(pytester, *base, "--apps-report", "full.json")
+    fast_run = run(pytester, *base, "--apps-fail-fast", "--apps-report", "fast.json", "-rs")
+    full, fast = read_report(pytester, "full.json"), read_report(pytester, "fast.json")
+    assert [(p["id"], p["verdict"], p["samples_passed"]) for p in full["problems"]] == [
+        (p["id"], p["verdict"], p["samples_passed"]) for p in fast["problems"]
+    ]
+    for key in ("strict_accuracy", "strict_accuracy_with_code", "pass_at_k", "per_tier", "passed"):
+        assert full["summary"][key] == fast["summary"][key], key
+    assert fast["summary"]["tests_run"] < full["summary"]["tests_run"]
+    assert fast["summary"]["test_case_average_partial"] and not full["summary"]["test_case_average_partial"]
+    fast_run.stdout.fnmatch_lines(["*problem already failed at candidates.jsonl::*::sample_*::test_*"])
