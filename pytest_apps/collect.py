@@ -8,6 +8,7 @@ failure is a pytest *failure*).
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from .evaluate import CaseResult, case_record, run_case
 from .failtext import failure_text, write_case_files
 from .judge import HarnessError
 from .outcome import PASS
+from .options import rerun_args
 from .report import CaseRecord
 from .state import RunState
 
@@ -121,10 +123,24 @@ class CaseItem(pytest.Item):
                 case_file = write_case_files(state.cases_folder, self.problem, self.index, self.result)
                 case_file = Path(os.path.relpath(case_file, self.config.invocation_params.dir))
             title = f"problem {self.problem.id} test {self.index}"
-            raise CaseFailed(failure_text(self.result, title, self.nodeid, case_file))
+            rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
+            raise CaseFailed(failure_text(self.result, title, rerun, case_file))
 
     def teardown(self) -> None:
         self.result = None
+
+    def rerun_id(self) -> str:
+        """The node id to paste, spelled from where pytest was started. (pytest's own node id lacks the
+        file's name when the candidates live outside the rootdir.)"""
+        names = []
+        node: Any = self
+        while node is not None and not isinstance(node, CandidateFile):
+            names.append(node.name)
+            node = node.parent
+        if node is None:
+            return self.nodeid
+        path = os.path.relpath(node.path, self.config.invocation_params.dir)
+        return "::".join([path, *reversed(names)])
 
     @property
     def key(self) -> tuple[str, int]:

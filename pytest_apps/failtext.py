@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"
 
 
-def failure_text(result: CaseResult, title: str, nodeid: str, case_file: Path | None = None) -> str:
+def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | None = None) -> str:
     verdict, outcome = result.verdict, result.outcome
     parts = [f"{title}: {verdict.kind.replace('_', ' ')}" + (f" ({verdict.reason})" if verdict.reason else "")]
     parts.append("input:\n" + indent(cut(show(result.input))))
@@ -61,7 +60,7 @@ def failure_text(result: CaseResult, title: str, nodeid: str, case_file: Path | 
         if outcome.signal:
             status += f", signal {outcome.signal}"
         parts.append(f"{status}, {outcome.wall_time:.3f} s")
-    parts.append("rerun: pytest " + shlex.quote(nodeid))
+    parts.append("rerun: " + rerun)
     if case_file is not None:
         parts.append(f"input written to {case_file} (expected output beside it)")
     return "\n".join(parts)

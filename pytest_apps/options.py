@@ -265,3 +265,20 @@ def _check(s: Settings) -> None:
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+
+
+# What decides how a single case runs; a rerun command repeats these (the node id does the selecting).
+RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "select", "generations",
+                 "timeout", "memory")
+
+
+def rerun_args(settings: Settings) -> list[str]:
+    """The options, beyond the node id, that a command rerunning one case needs."""
+    by_name = {opt.name: opt for opt in OPTIONS}
+    args: list[str] = []
+    for name in RERUN_OPTIONS:
+        opt = by_name[name]
+        value = getattr(settings, opt.dest[len("apps_"):], None)
+        if value is not None and value != opt.default and not (name == "memory" and value == _memory_from_env()):
+            args += [opt.flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return args

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 
 import pytest
@@ -97,8 +98,12 @@ def test_failure_text_is_short_and_says_how_to_rerun(broken_project: pytest.Pyte
     out = result.stdout.str()
     assert "problem 900001 test 0: wrong answer" in out
     assert "expected:" in out and "got:" in out and "-1" in out
-    assert "rerun: pytest solutions/900001.py::test_0" in out
+    assert "rerun: pytest --apps-dataset sample solutions/900001.py::test_0" in out
     result.stdout.fnmatch_lines(["*first failing case*", "  solutions/900001.py::test_0"])
+    # the rerun command, pasted as printed, runs exactly that case
+    line = next(x for x in result.stdout.lines if x.startswith("rerun: pytest ") and "test_3" in x)
+    again = run(broken_project, *shlex.split(line[len("rerun: pytest "):]))
+    again.assert_outcomes(failed=1)
 
 
 def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest.Pytester) -> None:
