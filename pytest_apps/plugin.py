@@ -110,6 +110,14 @@ class AppsPlugin:
         # candidate `.py` named on the command line, running candidate code inside pytest.
         return [CandidateFile.from_parent(parent, path=file_path, entries=entries)]
 
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "loadscope":
+            return None
+        from .scheduling import ProblemScheduling
+
+        return ProblemScheduling(config, log)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
