@@ -26,7 +26,6 @@ from .report import CaseRecord
 from .state import RunState
 
 RECORD_KEY = "apps"
-BACKSTOP_MARGIN = 30.0  # seconds above the case limit before pytest-timeout steps in
 
 
 class CandidateFile(pytest.File):
@@ -95,8 +94,7 @@ class CaseItem(pytest.Item):
         self.candidate = candidate
         self.index = index
         self.result: CaseResult | None = None
-        state = RunState.of(self.config)
-        self.add_marker(pytest.mark.timeout(state.settings.timeout + BACKSTOP_MARGIN, method="signal"))
+        self.add_marker(RunState.of(self.config).backstop)
         self.keywords[f"apps_{problem.difficulty}"] = True
 
     def setup(self) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -166,16 +166,23 @@ def _size(value: Any) -> int:
 
 
 def select(
-    rows: Iterable[dict[str, Any]], selection: Selection, max_tests: int, keep_solutions: bool = False
+    rows: Iterable[dict[str, Any]],
+    selection: Selection,
+    max_tests: int,
+    keep_solutions: bool = False,
+    sink: Callable[[Problem, Cases], None] | None = None,
 ) -> ParsedRows:
     """Apply the selection to rows in dataset order, then parse the rows it keeps.
 
     Filters (tier, only) look at the raw row; offset and limit count rows, so that `--apps-limit 50`
     is exactly the first 50 rows. A row in the window that cannot be used is skipped and reported.
+    With a `sink`, each problem's cases go there as soon as its row is parsed instead of into the
+    result, so the whole split's test data is never held at once.
     """
     tiers = {normalise_tier(t) for t in selection.difficulties}
     only = set(parse_only(selection.only))
     out = ParsedRows()
+    seen: set[str] = set()
     kept = 0
     complete = True  # read to the end: only then is an --apps-only id that was not met really absent
     for index, row in enumerate(rows):
@@ -194,11 +201,15 @@ def select(
             out.skipped.append(parsed)
             continue
         problem, cases = parsed
-        if problem.id in out.cases:
+        if problem.id in seen:
             out.skipped.append(SkippedRow(index, problem.id, "duplicate problem_id (first one kept)"))
             continue
+        seen.add(problem.id)
         out.problems.append(problem)
-        out.cases[problem.id] = cases
+        if sink is not None:
+            sink(problem, cases)
+        else:
+            out.cases[problem.id] = cases
         if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
             out.solutions[problem.id] = row.get("solutions")
     if complete:

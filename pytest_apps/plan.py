@@ -55,7 +55,7 @@ class Plan:
         return out
 
     def cases_path(self, problem: Problem) -> Path:
-        return self.folder / "cases" / f"{problem.index}.json"
+        return cases_path(self.folder / "cases", problem)
 
 
 def build_plan(
@@ -69,7 +69,14 @@ def build_plan(
     source, rows = open_rows(
         settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint()
     )
-    parsed = select(rows, selection, settings.max_tests, keep_solutions=settings.candidates == REFERENCE)
+    cases_folder = folder / "cases"
+
+    def write_cases(problem: Problem, cases: Cases) -> None:
+        _write_json(cases_path(cases_folder, problem), {"inputs": cases.inputs, "outputs": cases.outputs})
+
+    parsed = select(
+        rows, selection, settings.max_tests, keep_solutions=settings.candidates == REFERENCE, sink=write_cases
+    )
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
     candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress)
     plan = Plan(
@@ -86,9 +93,6 @@ def build_plan(
         missing=parsed.missing,
         candidates=candidates,
     )
-    for problem in plan.problems:
-        cases = parsed.cases[problem.id]
-        _write_json(plan.cases_path(problem), {"inputs": cases.inputs, "outputs": cases.outputs})
     _write_json(
         folder / PLAN_FILE,
         {
@@ -101,6 +105,10 @@ def build_plan(
         },
     )
     return plan
+
+
+def cases_path(folder: Path, problem: Problem) -> Path:
+    return folder / f"{problem.index}.json"
 
 
 def load_plan(folder: Path) -> Plan:

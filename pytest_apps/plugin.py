@@ -20,7 +20,7 @@ from .agent import pytest_progress as agent_progress  # not a hook: keep "pytest
 from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
 from .loading import DatasetError
-from .plan import build_plan, load_plan, remove_plan
+from .plan import PLAN_FILE, build_plan, load_plan, remove_plan
 from .report import CaseRecord, Summary
 from .writers import (
     Gate,
@@ -54,7 +54,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and PLAN_KEY in workerinput:
-        plan, owns = load_plan(Path(workerinput[PLAN_KEY])), False
+        folder = Path(workerinput[PLAN_KEY])
+        if not (folder / PLAN_FILE).is_file():
+            raise pytest.UsageError(
+                f"apps: this worker cannot read the run plan at {folder}; remote xdist gateways need the "
+                "controller's temporary folder and the candidates at the same paths (see the README, "
+                "'Beyond one machine')"
+            )
+        plan, owns = load_plan(folder), False
     else:
         try:
             plan, owns = build_plan(settings, progress=agent_progress(config)), True

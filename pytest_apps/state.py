@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from .options import Settings
 from .plan import CaseStore, Plan
 
 STATE_KEY = pytest.StashKey["RunState"]()
+BACKSTOP_MARGIN = 30.0  # seconds above the case limit before pytest-timeout steps in
 
 
 class RunState:
@@ -34,6 +36,12 @@ class RunState:
         if self.settings.memory is not None:
             kwargs["memory"] = self.settings.memory
         return Limits(**kwargs)
+
+    @functools.cached_property
+    def backstop(self) -> pytest.MarkDecorator:
+        """pytest-timeout's marker for every item: a backstop well above the case limit, so a fault of
+        the harness can never wedge a worker. Made once: a hundred thousand items share it."""
+        return pytest.mark.timeout(self.settings.timeout + BACKSTOP_MARGIN, method="signal")
 
     @property
     def cases_folder(self) -> Path:

@@ -181,3 +181,12 @@ def test_stdin_text_joins_lists():
 def test_only_with_a_limit_does_not_call_unread_ids_missing():
     parsed = select(rows_of(10), Selection(only=["2", "5", "42"], limit=1), 20)
     assert ids(parsed) == ["2"] and parsed.missing == []
+
+
+def test_a_sink_takes_each_problems_cases_as_its_row_is_parsed():
+    got = []
+    rows = rows_of(4)
+    rows[2]["question"] = ""
+    parsed = select(iter(rows), Selection(), 2, sink=lambda p, c: got.append((p.id, len(c))))
+    assert got == [("0", 2), ("1", 2), ("3", 2)]
+    assert parsed.cases == {} and ids(parsed) == ["0", "1", "3"]
