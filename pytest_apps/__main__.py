@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from . import options
 
@@ -25,14 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     gen = commands.add_parser("generate", help="ask the agent for the selected problems' programs")
     gen.add_argument("--rootdir", default=os.getcwd(), help="relative paths are resolved against it")
     for opt in options.OPTIONS:
-        kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help}
-        if opt.metavar:
-            kwargs["metavar"] = opt.metavar
-        if opt.kind == "list":
-            kwargs["action"] = "append"
-        if opt.kind == "bool":
-            kwargs["action"] = "store_true"
-        gen.add_argument(opt.flag, **kwargs)
+        gen.add_argument(opt.flag, **options.argparse_kwargs(opt))
     return parser
 
 

@@ -131,12 +131,7 @@ def load_problems(
         _STORE.put(problem, parsed.cases[problem.id])
     return ProblemList(
         parsed.problems,
-        source={
-            "dataset": source.dataset,
-            "split": source.split,
-            "revision": source.revision,
-            "resolved_revision": source.resolved_revision,
-        },
+        source=source.to_dict(),
         skipped=parsed.skipped,
         missing=parsed.missing,
         settings={

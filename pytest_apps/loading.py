@@ -33,6 +33,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,6 +66,9 @@ class Source:
     split: str
     revision: str | None
     resolved_revision: str | None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return dataclasses.asdict(self)
 
 
 # --------------------------------------------------------------------------------------------------- entry point

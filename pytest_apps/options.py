@@ -167,20 +167,26 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "agent"
 
 
+def argparse_kwargs(opt: Option) -> dict[str, Any]:
+    """How an option is declared on a command line (pytest's or `python -m pytest_apps`'s): unset
+    values stay None, so the ini option and then the default can apply."""
+    kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help}
+    if opt.metavar:
+        kwargs["metavar"] = opt.metavar
+    if opt.kind == "list":
+        kwargs["action"] = "append"
+    if opt.kind == "bool":
+        kwargs["action"] = "store_true"
+    return kwargs
+
+
 def add_options(parser: Any) -> None:
     group = parser.getgroup("apps", "APPS benchmark (pytest-apps)")
     group.addoption("--apps", action="store_true", dest="apps", default=None,
                     help="Collect and run the APPS benchmark (implied by any selection option).")
     parser.addini("apps", "Enable the APPS benchmark collection.", type="bool", default=False)
     for opt in OPTIONS:
-        kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help}
-        if opt.metavar:
-            kwargs["metavar"] = opt.metavar
-        if opt.kind == "list":
-            kwargs["action"] = "append"
-        if opt.kind == "bool":
-            kwargs["action"] = "store_true"
-        group.addoption(opt.flag, **kwargs)
+        group.addoption(opt.flag, **argparse_kwargs(opt))
         ini_type = {"list": "linelist", "bool": "bool"}.get(opt.kind, "string")
         parser.addini(opt.dest, opt.help, type=ini_type)
 

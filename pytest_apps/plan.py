@@ -82,12 +82,7 @@ def build_plan(
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
-        source={
-            "dataset": source.dataset,
-            "split": source.split,
-            "revision": source.revision,
-            "resolved_revision": source.resolved_revision,
-        },
+        source=source.to_dict(),
         problems=parsed.problems,
         skipped=parsed.skipped,
         missing=parsed.missing,

@@ -3,7 +3,6 @@ concurrent first loads of one dataset. (The timings at full size are benchmarks/
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from typing import Any
