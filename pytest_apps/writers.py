@@ -43,14 +43,23 @@ def selection_text(settings: dict[str, Any]) -> str:
     return ", ".join(parts) or "all problems"
 
 
+def _source_version(src: dict[str, Any]) -> str:
+    """' revision <sha>' for the hub; ' (fingerprint ...)' for local files, whose version is their content."""
+    resolved = src.get("resolved_revision") or src.get("revision")
+    if not resolved:
+        return ""
+    if "=" in str(resolved):
+        return f" ({resolved})"
+    return f" revision {resolved}"
+
+
 def header_lines(state: RunState) -> list[str]:
     s, plan = state.settings, state.plan
     src = plan.source
     cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
     lines = [
-        f"apps: dataset {src['dataset']} split {src['split']}"
-        + (f" revision {src['resolved_revision'] or src['revision']}" if src.get("resolved_revision") or src.get("revision") else ""),
+        f"apps: dataset {src['dataset']} split {src['split']}" + _source_version(src),
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
