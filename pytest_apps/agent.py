@@ -316,7 +316,7 @@ def generate_for(
     )
 
 
-def pytest_progress(config: Any) -> Callable[[str], None]:
+def progress_printer(config: Any) -> Callable[[str], None]:
     """A progress line for generation inside pytest: written past output capture, in place on a tty."""
     capman = config.pluginmanager.get_plugin("capturemanager")
     reporter = config.pluginmanager.get_plugin("terminalreporter")

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from . import options
-from .agent import pytest_progress as agent_progress  # not a hook: keep "pytest_" names out of here
+from .agent import progress_printer
 from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
 from .loading import DatasetError
-from .plan import PLAN_FILE, build_plan, load_plan, remove_plan
+from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .report import CaseRecord, Summary
 from .writers import (
     Gate,
@@ -52,21 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = options.resolve(config.getoption, config.getini, str(config.invocation_params.dir))
     except options.OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and PLAN_KEY in workerinput:
-        folder = Path(workerinput[PLAN_KEY])
-        if not (folder / PLAN_FILE).is_file():
-            raise pytest.UsageError(
-                f"apps: this worker cannot read the run plan at {folder}; remote xdist gateways need the "
-                "controller's temporary folder and the candidates at the same paths (see the README, "
-                "'Beyond one machine')"
-            )
-        plan, owns = load_plan(folder), False
-    else:
-        try:
-            plan, owns = build_plan(settings, progress=agent_progress(config)), True
-        except (DatasetError, CandidateError) as exc:
-            raise pytest.UsageError(str(exc)) from None
+    plan, owns = plan_for(config, settings)
     state = RunState(settings, plan, owns_plan=owns)
     state.explicit = explicit_nodeids(config.args, config.rootpath)
     config.stash[STATE_KEY] = state
@@ -77,6 +63,24 @@ def pytest_configure(config: pytest.Config) -> None:
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+def plan_for(config: pytest.Config, settings: options.Settings) -> tuple[Plan, bool]:
+    """The controller (or the only process) builds the plan and owns it; an xdist worker reads it."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None and PLAN_KEY in workerinput:
+        folder = Path(workerinput[PLAN_KEY])
+        if not (folder / PLAN_FILE).is_file():
+            raise pytest.UsageError(
+                f"apps: this worker cannot read the run plan at {folder}; remote xdist gateways need the "
+                "controller's temporary folder and the candidates at the same paths (see the README, "
+                "'Beyond one machine')"
+            )
+        return load_plan(folder), False
+    try:
+        return build_plan(settings, progress=progress_printer(config)), True
+    except (DatasetError, CandidateError) as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def explicit_nodeids(args: list[str], rootdir: Path) -> set[str]:
