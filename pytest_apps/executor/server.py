@@ -85,6 +85,7 @@ RUN_COMPILE_ERROR = "compile_error"
 RUN_HARNESS_ERROR = "harness_error"
 
 STDERR_TAIL = 2048
+SPARES = 1  # pre-forked, fenced children waiting for a test (tests/adversarial expect at most one)
 HARNESS_EXIT = 125  # child exit code when the harness itself failed before the program ran
 PRELOAD = (
     "math cmath collections itertools functools heapq bisect re string fractions decimal random "
@@ -549,6 +550,7 @@ class Server:
         self.tid = self.pid
         self.compiler = Compiler()
         self.runs = 0
+        self.marshalled: dict = {}  # code object -> its marshal bytes
         self.layers = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
         self._remove_stale()
         self.base = tempfile.mkdtemp(prefix=f"pytest-apps-exec-{self.pid}-")
@@ -570,7 +572,13 @@ class Server:
         self.cgroup_dir = None
         self.cgroup_fd = None
         self.counter = 0
-        self.spare: dict | None = None
+        # Ready spares, oldest first; the replacement is forked after the answer is sent. With SPARES = 2 the
+        # spare a test gets was forked a test earlier and has finished fencing itself even when tests come
+        # back to back; on 2 busy cores that measured no better than 1 (the work is CPU-bound: fork and
+        # copy-on-write faults), so one is kept.
+        self.spares: list[dict] = []
+        self.pool_size = SPARES
+        self.no_new_spares = False
         self.pending: int | None = None  # a child that reported "done" and still has to be reaped
         self.trash: list[str] = []  # work directories to remove once the answer is sent
         self.layer_errors: dict[str, str] = {}
@@ -626,7 +634,8 @@ class Server:
                 if not os.path.exists(os.path.join(path, "pids.max")):
                     raise OSError(errno.ENOENT, "no pids controller here")
                 with open(os.path.join(path, "pids.max"), "w") as f:
-                    f.write(str(processes))
+                    # + SPARES - 1: the spares that wait for the next tests are in the cgroup during a run
+                    f.write(str(processes + SPARES - 1))
                 self.cgroup_fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
                 self.cgroup_dir = path
                 self.layers.append("pids-cgroup")
@@ -684,21 +693,30 @@ class Server:
         self.runs += 1
         import marshal
 
-        spare = self.spare if self.spare is not None else self._make_spare()
-        self.spare = None
+        spare = self.spares.pop(0) if self.spares else self._make_spare()
         try:
             if stdin_data:
                 write_all(spare["stdin"], stdin_data)
                 os.lseek(spare["stdin"], 0, os.SEEK_SET)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
                   "limits": req["limits"], "source": source}
-            return self._watch(spare, go, [marshal.dumps(code), args_blob])
+            if code not in self.marshalled:  # the child gets the code object once per program, not per test
+                if len(self.marshalled) > 64:
+                    self.marshalled.clear()
+                self.marshalled[code] = marshal.dumps(code)
+            return self._watch(spare, go, [self.marshalled[code], args_blob])
         finally:
             self._retire(spare, remove=False)
             self.trash.append(spare["workdir"])
 
     def after_run(self) -> None:
         """Off the critical path (after the answer is sent): reap, sweep, and fork the next spare."""
+        for path in list(self.trash):  # empty ones first, so that a child that is still exiting does so meanwhile
+            try:
+                os.rmdir(path)
+                self.trash.remove(path)
+            except OSError:
+                pass
         if self.pending is not None:
             try:  # the child said it was done and has been SIGKILLed: this returns at once
                 os.waitpid(self.pending, 0)
@@ -706,20 +724,23 @@ class Server:
                 pass
             self.pending = None
         self._sweep()
-        while self.trash:
+        while self.trash:  # what is left, once nothing the runs started is alive to write there
             self._remove(self.trash.pop())
-        if self.spare is None:
+        while not self.no_new_spares and len(self.spares) < self.pool_size:
             try:
-                self.spare = self._make_spare()
+                self.spares.append(self._make_spare())
             except OSError:
-                self.spare = None
+                break
 
     def after_run_cleanup_only(self) -> None:
-        spare, self.spare = self.spare, object()  # keep after_run from forking a new spare
+        self.no_new_spares = True  # keep after_run from forking new spares
         try:
             self.after_run()
         finally:
-            self.spare = spare
+            self.no_new_spares = False
+
+    def _spare_pids(self) -> set:
+        return {sp.get("pid") for sp in self.spares}
 
     def _make_spare(self) -> dict:
         self.counter += 1
@@ -995,8 +1016,8 @@ class Server:
         killed = 0
         for _ in range(200):
             self._reap()
-            keep = self.spare.get("pid") if isinstance(self.spare, dict) else None
-            kids = [k for k in self._children() if k != keep]
+            keep = self._spare_pids()
+            kids = [k for k in self._children() if k not in keep]
             if not kids:
                 return killed
             for p in self._descendants(kids):
@@ -1015,10 +1036,10 @@ class Server:
         return killed
 
     def _reap(self) -> None:
-        keep = self.spare.get("pid") if isinstance(self.spare, dict) else None
-        if keep is not None:  # reap only what is not the waiting spare
+        keep = self._spare_pids()
+        if keep:  # reap only what is not a waiting spare
             for k in self._children():
-                if k != keep:
+                if k not in keep:
                     try:
                         os.waitpid(k, os.WNOHANG)
                     except ChildProcessError:
@@ -1055,9 +1076,8 @@ class Server:
 
     def cleanup(self) -> None:
         self.after_run_cleanup_only()
-        if self.spare is not None:
-            self._retire(self.spare)
-            self.spare = None
+        while self.spares:
+            self._retire(self.spares.pop())
         self._sweep()
         shutil.rmtree(self.base, ignore_errors=True)
         if self.cgroup_dir:
