@@ -16,18 +16,14 @@ from .state import RunState
 def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: float) -> Summary:
     plan = state.plan
     candidates = {p.id: plan.candidates.get(p.id) or None for p in plan.problems}  # several: samples
-    summary = summarize(
+    # summarize keeps a failing candidate's program (and model text) beside its result
+    return summarize(
         plan.problems,
         candidates,
         plan.skipped,
         records,
         extra={"wall_time": round(wall_time, 3), "missing_ids": plan.missing},
     )
-    for result in summary.problems:
-        cands = plan.candidates.get(result.id)
-        if result.verdict in ("fail", "no_code") and cands and not result.sample_results:
-            result.program, result.raw = cands[0].code, cands[0].raw
-    return summary
 
 
 def selection_text(settings: dict[str, Any]) -> str:
@@ -53,13 +49,20 @@ def _source_version(src: dict[str, Any]) -> str:
     return f" revision {resolved}"
 
 
+def _index_text(src: dict[str, Any]) -> str:
+    """Where the problem index came from: the cache, a scan that just cached it, or the rows (not cached)."""
+    return {"cached": ", problem index cached", "built": ", problem index built and cached"}.get(
+        str(src.get("index")), ""
+    )
+
+
 def header_lines(state: RunState) -> list[str]:
     s, plan = state.settings, state.plan
     src = plan.source
     cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
     lines = [
-        f"apps: dataset {src['dataset']} split {src['split']}" + _source_version(src),
+        f"apps: dataset {src['dataset']} split {src['split']}" + _source_version(src) + _index_text(src),
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "

@@ -88,6 +88,10 @@ def test_serial_and_two_workers_give_identical_reports(broken_project: pytest.Py
         "900005": ("fail", ["timeout"]),
         "900006": ("pass", ["pass"]),
     }
+    problems = {p["id"]: p for p in read_report(broken_project, "reports/serial.json")["problems"]}
+    assert problems["900001"]["program"] == BROKEN["900001"]  # failing programs are kept for reading
+    assert problems["900001"]["first_failure_detail"]["got"].strip() == "-1"
+    assert problems["900006"]["program"] is None
     assert a["summary"]["strict_accuracy"] == round(1 / 6, 6)
     assert a["summary"]["strict_accuracy_with_code"] == 0.2
     assert a["summary"]["outcomes"]["no_code"] == 4
