@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 
+from pytest_apps.executor.server import SPARES
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.outcome import RUN_EXITED, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT
 
@@ -38,7 +39,7 @@ def run(ex, src: str, stdin: str = "", name: str = "cand.py"):
 
 
 def server_descendants(ex) -> list[int]:
-    """Processes below the server other than its idle spare child, after it finished cleaning up."""
+    """Processes below the server other than its idle spare children, after it finished cleaning up."""
     stats = ex._stats()  # a round trip: the server has swept after the previous run
     spid = stats["pid"]
     kids = []
@@ -46,10 +47,10 @@ def server_descendants(ex) -> list[int]:
         with open(f"/proc/{spid}/task/{tid}/children") as f:
             kids += [int(x) for x in f.read().split()]
     stray = []
-    for k in kids:  # at most one child (the spare) may exist, and it must have no children
+    for k in kids:  # at most SPARES children (idle spares) may exist, and they must have no children
         with open(f"/proc/{k}/task/{k}/children") as f:
             stray += [int(x) for x in f.read().split()]
-    if len(kids) > 1:
+    if len(kids) > SPARES:
         stray += kids
     return stray
 
