@@ -7,10 +7,10 @@
         results = ev.score_many([(p, program_for(p)) for p in problems])
         print(ev.summary(results, problems).figures["strict_accuracy"])
 
-One engine, two front ends. Problems come from the same loader and selection as the plugin's
-(`loading.open_rows`, `dataset.select`); every case is run and judged by the same function as a pytest
-item (`evaluate.run_case`), becomes the same record (`evaluate.case_record`) and rolls up through the
-same code (`report.problem_result`, `report.summary_of`, `report.document`). A program therefore gets
+One engine, two front ends. Problems come from the same loader, selection and problem index as the
+plugin's (`loading.open_rows`, `dataset.select`, `index.load`); every case is run and judged by the same
+function as a pytest item (`evaluate.run_case`), becomes the same record (`evaluate.case_record`) and
+rolls up through the same code (`report.problem_result`, `report.summary_of`, `report.document`). A program therefore gets
 the same verdicts and figures whichever way it was scored; `tests/test_api.py` checks it.
 
 Like the plugin, this module lifts the interpreter's 4300-digit limit on int/str conversion
@@ -32,12 +32,14 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
+from . import index as problem_index
 from .candidates import Candidate
-from .dataset import Cases, Problem, Selection, SkippedRow, case_order, select
+from .dataset import Cases, Problem, Selection, SkippedRow, case_order
 from .evaluate import case_record, run_case
 from .executor import Executor, Limits
+from .index import cases_path, read_cases
 from .judge import HarnessError
-from .loading import DEFAULT_DATASET, DatasetError, open_rows
+from .loading import DEFAULT_DATASET, DatasetError
 from .outcome import PASS, RUN_HARNESS_ERROR as HARNESS_ERROR
 from .report import CaseRecord, ProblemResult, Summary, document, single_result, summary_of
 
@@ -125,13 +127,16 @@ def load_problems(
     tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
     selection = Selection(tiers, only_ids, offset, limit)
-    source, rows = open_rows(dataset, split, revision, stop=selection.stop_hint())
-    parsed = select(rows, selection, max_tests)
+    loaded = problem_index.load(dataset, split, revision, selection, max_tests)
+    parsed = loaded.parsed
     for problem in parsed.problems:
-        _STORE.put(problem, parsed.cases[problem.id])
+        cases = parsed.cases.get(problem.id)
+        if cases is None:  # from the cached problem index: its file holds every test
+            cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
+        _STORE.put(problem, cases)
     return ProblemList(
         parsed.problems,
-        source=source.to_dict(),
+        source=loaded.source_dict(),
         skipped=parsed.skipped,
         missing=parsed.missing,
         settings={

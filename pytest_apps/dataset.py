@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 from typing import Any
 
 from . import jsontext
@@ -35,7 +36,8 @@ class Problem:
     input_sizes: tuple[int, ...] = ()  # length of each kept test's input, for cheap-first ordering
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        # not dataclasses.asdict: its deep copies cost half a second over the full split's plan
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
         data["input_sizes"] = list(self.input_sizes)
         return data
 
@@ -112,8 +114,36 @@ def problem_id_of(row: dict[str, Any], index: int) -> str:
     return str(index) if value is None else str(value)
 
 
+def row_difficulty(row: dict[str, Any]) -> str:
+    return str(row.get("difficulty") or "").strip().lower()
+
+
 def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
-    """Turn one raw codeparrot row into a problem and its cases, or say why it is skipped."""
+    """Turn one raw codeparrot row into a problem and its cases (capped), or say why it is skipped."""
+    parsed = parse_row_full(row, index)
+    if isinstance(parsed, SkippedRow):
+        return parsed
+    problem, cases = parsed
+    keep = cap_of(problem, max_tests)
+    return cap(problem, max_tests), Cases(cases.inputs[:keep], cases.outputs[:keep])
+
+
+def cap_of(problem: Problem, max_tests: int) -> int:
+    """How many of the row's tests a cap keeps (0 or less keeps all)."""
+    total = problem.n_cases_total
+    return total if max_tests <= 0 else min(total, max_tests)
+
+
+def cap(problem: Problem, max_tests: int) -> Problem:
+    """An uncapped problem (``parse_row_full``) as ``parse_row`` with this cap gives it."""
+    keep = cap_of(problem, max_tests)
+    if keep == problem.n_cases_total:
+        return problem
+    return replace(problem, n_cases=0 if problem.broken else keep, input_sizes=problem.input_sizes[:keep])
+
+
+def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | SkippedRow:
+    """``parse_row`` without a cap: every test of the row (what the problem index stores)."""
     pid = problem_id_of(row, index)
     if "__error__" in row:
         return SkippedRow(index, pid, str(row["__error__"]))
@@ -142,16 +172,14 @@ def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem,
     if len(inputs) != len(outputs):
         broken = f"inputs ({len(inputs)}) and outputs ({len(outputs)}) differ in length"
     total = min(len(inputs), len(outputs))
-    keep = total if max_tests <= 0 else min(total, max_tests)
-    inputs, outputs = inputs[:keep], outputs[:keep]
-    difficulty = str(row.get("difficulty") or "").strip().lower()
+    inputs, outputs = inputs[:total], outputs[:total]
     problem = Problem(
         id=pid,
         index=index,
-        difficulty=difficulty,
+        difficulty=row_difficulty(row),
         fmt=CALL if fn_name else STDIN,
         fn_name=str(fn_name) if fn_name else None,
-        n_cases=0 if broken else keep,
+        n_cases=0 if broken else total,
         n_cases_total=total,
         question=str(question),
         starter_code=str(row.get("starter_code") or ""),
@@ -165,6 +193,29 @@ def _size(value: Any) -> int:
     return len(value) if isinstance(value, str) else len(jsontext.dumps(value))
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One dataset row as selection sees it: what the filters look at, and how to get the rest.
+
+    ``parse(max_tests)`` gives what ``parse_row`` gives; its cases may be ``None`` when they stay where the
+    entry came from (the problem index keeps them in a file per problem). ``solutions()`` gives the raw
+    ``solutions`` field when the entry has it.
+    """
+
+    index: int
+    problem_id: str
+    difficulty: str
+    parse: Callable[[int], tuple[Problem, Cases | None] | SkippedRow]
+    solutions: Callable[[], Any] = lambda: None
+
+
+def row_entries(rows: Iterable[dict[str, Any]]) -> Iterator[Entry]:
+    """Raw rows as entries, parsed only if selection keeps them."""
+    for index, row in enumerate(rows):
+        yield Entry(index, problem_id_of(row, index), row_difficulty(row), partial(parse_row, row, index),
+                    partial(row.get, "solutions"))
+
+
 def select(
     rows: Iterable[dict[str, Any]],
     selection: Selection,
@@ -172,12 +223,24 @@ def select(
     keep_solutions: bool = False,
     sink: Callable[[Problem, Cases], None] | None = None,
 ) -> ParsedRows:
-    """Apply the selection to rows in dataset order, then parse the rows it keeps.
+    """Apply the selection to rows in dataset order, then parse the rows it keeps (see ``select_entries``)."""
+    return select_entries(row_entries(rows), selection, max_tests, keep_solutions, sink)
+
+
+def select_entries(
+    entries: Iterable[Entry],
+    selection: Selection,
+    max_tests: int,
+    keep_solutions: bool = False,
+    sink: Callable[[Problem, Cases], None] | None = None,
+) -> ParsedRows:
+    """Apply the selection to entries in dataset order, then parse the entries it keeps.
 
     Filters (tier, only) look at the raw row; offset and limit count rows, so that `--apps-limit 50`
     is exactly the first 50 rows. A row in the window that cannot be used is skipped and reported.
     With a `sink`, each problem's cases go there as soon as its row is parsed instead of into the
-    result, so the whole split's test data is never held at once.
+    result, so the whole split's test data is never held at once. Cases an entry leaves where they are
+    (``None``) go to neither.
     """
     tiers = {normalise_tier(t) for t in selection.difficulties}
     only = set(parse_only(selection.only))
@@ -185,33 +248,35 @@ def select(
     seen: set[str] = set()
     kept = 0
     complete = True  # read to the end: only then is an --apps-only id that was not met really absent
-    for index, row in enumerate(rows):
+    for entry in entries:
         if selection.limit is not None and kept >= selection.offset + selection.limit:
             complete = False
             break
-        if tiers and str(row.get("difficulty") or "").strip().lower() not in tiers:
+        if tiers and entry.difficulty not in tiers:
             continue
-        if only and problem_id_of(row, index) not in only:
+        if only and entry.problem_id not in only:
             continue
         kept += 1
         if kept <= selection.offset:
             continue
-        parsed = parse_row(row, index, max_tests)
+        parsed = entry.parse(max_tests)
         if isinstance(parsed, SkippedRow):
             out.skipped.append(parsed)
             continue
         problem, cases = parsed
         if problem.id in seen:
-            out.skipped.append(SkippedRow(index, problem.id, "duplicate problem_id (first one kept)"))
+            out.skipped.append(SkippedRow(entry.index, problem.id, "duplicate problem_id (first one kept)"))
             continue
         seen.add(problem.id)
         out.problems.append(problem)
-        if sink is not None:
+        if cases is None:
+            pass
+        elif sink is not None:
             sink(problem, cases)
         else:
             out.cases[problem.id] = cases
         if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
-            out.solutions[problem.id] = row.get("solutions")
+            out.solutions[problem.id] = entry.solutions()
     if complete:
         found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
         out.missing = [pid for pid in parse_only(selection.only) if pid not in found]

@@ -4,6 +4,12 @@ The controller (or the only process, without xdist) reads the dataset, selects p
 candidates, and writes the plan to a private folder: a small index (`plan.json`) plus one file of test data
 per problem. Workers read the index to collect (ids only) and a problem's test file when its first case
 runs. Collection is therefore identical on every worker and never touches the dataset or the network.
+
+When the dataset's problem index is cached (`index.py`), nothing is parsed and no test file is written:
+`cases_dir` in the plan points at the cache's files, which hold every test, and a problem's first
+`n_cases` are read from there. Those folders are never modified once in place, so pointing at them is as
+safe as a copy and costs nothing (a copy of the full split would be a gigabyte; a hard link can fail
+across file systems). The plan folder is removed at the end; the cache is not.
 """
 
 from __future__ import annotations
@@ -17,10 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import jsontext
+from . import index, jsontext
 from .candidates import REFERENCE, Candidate, candidates_for
-from .dataset import Cases, Problem, Selection, SkippedRow, select
-from .loading import open_rows
+from .dataset import Cases, Problem, Selection, SkippedRow
+from .index import cases_path, read_cases
 from .options import Settings
 
 PLAN_FILE = "plan.json"
@@ -35,6 +41,7 @@ class Plan:
     skipped: list[SkippedRow]
     missing: list[str]  # --apps-only ids not found
     candidates: dict[str, list[Candidate]]
+    cases_dir: Path | None = None  # the cached index's case files; None: the plan folder's own
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -55,7 +62,7 @@ class Plan:
         return out
 
     def cases_path(self, problem: Problem) -> Path:
-        return cases_path(self.folder / "cases", problem)
+        return cases_path(self.cases_dir or self.folder / "cases", problem)
 
 
 def build_plan(
@@ -66,27 +73,27 @@ def build_plan(
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
     selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
-    source, rows = open_rows(
-        settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint()
-    )
     cases_folder = folder / "cases"
 
     def write_cases(problem: Problem, cases: Cases) -> None:
         _write_json(cases_path(cases_folder, problem), {"inputs": cases.inputs, "outputs": cases.outputs})
 
-    parsed = select(
-        rows, selection, settings.max_tests, keep_solutions=settings.candidates == REFERENCE, sink=write_cases
+    loaded = index.load(
+        settings.dataset_ref(), settings.split, settings.revision, selection, settings.max_tests,
+        keep_solutions=settings.candidates == REFERENCE, sink=write_cases,
     )
+    parsed = loaded.parsed
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
     candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress)
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
-        source=source.to_dict(),
+        source=loaded.source_dict(),
         problems=parsed.problems,
         skipped=parsed.skipped,
         missing=parsed.missing,
         candidates=candidates,
+        cases_dir=loaded.cases_dir,
     )
     _write_json(
         folder / PLAN_FILE,
@@ -97,13 +104,10 @@ def build_plan(
             "skipped": [s.to_dict() for s in plan.skipped],
             "missing": plan.missing,
             "candidates": {pid: [c.to_dict() for c in cs] for pid, cs in candidates.items()},
+            "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
         },
     )
     return plan
-
-
-def cases_path(folder: Path, problem: Problem) -> Path:
-    return folder / f"{problem.index}.json"
 
 
 def load_plan(folder: Path) -> Plan:
@@ -118,6 +122,7 @@ def load_plan(folder: Path) -> Plan:
         candidates={
             pid: [Candidate.from_dict(c) for c in cs] for pid, cs in data["candidates"].items()
         },
+        cases_dir=Path(data["cases_dir"]) if data.get("cases_dir") else None,
     )
 
 
@@ -140,8 +145,7 @@ class CaseStore:
     def get(self, problem: Problem) -> Cases:
         cases = self._cache.get(problem.id)
         if cases is None:
-            data = jsontext.loads(self._plan.cases_path(problem).read_bytes())
-            cases = Cases(data["inputs"], data["outputs"])
+            cases = read_cases(self._plan.cases_path(problem), problem.n_cases)
             self._cache[problem.id] = cases
             while len(self._cache) > self._keep:
                 self._cache.popitem(last=False)

@@ -5,12 +5,36 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The problem-index cache of this test session: a temporary folder, never ~/.cache. Set in the
+    environment, so pytester subprocesses and xdist workers (which inherit it) use it too."""
+    if hasattr(config, "workerinput") and os.environ.get("PYTEST_APPS_CACHE"):
+        return  # an xdist worker: the controller's folder
+    folder = tempfile.mkdtemp(prefix="pytest-apps-cache-")
+    config.stash[_CACHE_KEY] = (folder, os.environ.get("PYTEST_APPS_CACHE"))
+    os.environ["PYTEST_APPS_CACHE"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _CACHE_KEY in config.stash:
+        folder, before = config.stash[_CACHE_KEY]
+        shutil.rmtree(folder, ignore_errors=True)
+        if before is None:
+            os.environ.pop("PYTEST_APPS_CACHE", None)
+        else:
+            os.environ["PYTEST_APPS_CACHE"] = before
+
+
+_CACHE_KEY = pytest.StashKey[tuple]()
 
 
 def shared_data_dir() -> Path:

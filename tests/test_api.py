@@ -104,7 +104,7 @@ def comparable(document: dict[str, Any]) -> dict[str, Any]:
     ]
     return {
         "version": document["version"],
-        "source": document["source"],
+        "source": {k: v for k, v in document["source"].items() if k != "index"},  # cached or not
         "summary": summary,
         "skipped_rows": document["skipped_rows"],
         "problems": problems,

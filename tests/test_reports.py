@@ -39,7 +39,7 @@ def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Py
     assert not missing, f"documented but absent: {missing}"
     undocumented = {f for f in present if f.startswith(("summary.", "problems[].")) and f not in documented}
     assert not undocumented, f"in the report but not in the README: {undocumented}"
-    assert set(report["source"]) == {"dataset", "split", "revision", "resolved_revision"}
+    assert set(report["source"]) == {"dataset", "split", "revision", "resolved_revision", "index"}
     assert report["version"] == 1
 
 
