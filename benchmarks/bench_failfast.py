@@ -65,7 +65,7 @@ def main() -> None:
     print(f"programs on full-test rows: {programs}, tests per problem: {opts.max_tests} (0 = all)")
     print(f"{'run':<12}{'wall s':>10}{'tests run':>12}{'strict acc':>12}{'pass@1':>10}")
     for name, t, s in (("full", full_time, fs), ("fail-fast", fast_time, ff)):
-        print(f"{name:<12}{t:>10.1f}{s['tests_run']:>12}{s['strict_accuracy']:>12.4f}{str(s.get('pass_at_k', {}).get('1', '-')):>10}")
+        print(f"{name:<12}{t:>10.1f}{s['tests_run']:>12}{s['strict_accuracy']:>12.4f}{str(s.get('pass_at_k', {}).get('pass@1', '-')):>10}")
     print(f"speed-up: {full_time / fast_time:.1f}x; same strict accuracy and verdicts: "
           f"{same and fs['strict_accuracy'] == ff['strict_accuracy']}")
 

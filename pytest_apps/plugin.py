@@ -154,6 +154,8 @@ class AppsPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.is_worker:
+            self.state.isolation()  # for the report; asked before the executor is closed
         self.state.close()
         if self.is_worker:
             return

@@ -24,6 +24,7 @@ class RunState:
         self.store = CaseStore(plan)
         self._executor: Executor | None = None
         self._isolation: list[str] | None = None
+        self._closed = False
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
 
@@ -58,10 +59,12 @@ class RunState:
     def isolation(self) -> list[str]:
         """The executor's active isolation layers (asked once; the same for every worker on a machine)."""
         if self._isolation is None:
-            self._isolation = self.executor.isolation()
+            self._isolation = self.executor.isolation() if not self._closed else []
         return self._isolation
 
     def close(self) -> None:
+        """Stops the executor's server. Asking for the isolation layers afterwards starts none."""
+        self._closed = True
         if self._executor is not None:
             self._executor.close()
             self._executor = None

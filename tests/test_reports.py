@@ -41,6 +41,9 @@ def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Py
     assert not undocumented, f"in the report but not in the README: {undocumented}"
     assert set(report["source"]) == {"dataset", "split", "revision", "resolved_revision", "index"}
     assert report["version"] == 1
+    assert "fork-server" in report["isolation"]
+    run(broken_project, "--apps-dataset", "sample", "--apps-only", "900006", "-q", "--apps-report", "quiet.json")
+    assert read_report(broken_project, "quiet.json")["isolation"] == report["isolation"]  # no header with -q
 
 
 def test_junit_has_a_case_per_test_with_the_kind_and_no_properties_unless_asked(
