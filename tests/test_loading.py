@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_apps import loading
+from pytest_apps import hub, loading
 from pytest_apps.loading import DatasetError, Source, find_split_files, open_rows
 
 pa = pytest.importorskip("pyarrow")
@@ -207,7 +207,7 @@ def test_parquet_reads_row_groups_lazily(tmp_path):
 
 def test_stream_line_splitter_handles_chunk_boundaries():
     payload = b"".join(json.dumps(r).encode() + b"\n" for r in ROWS) + b'{"problem_id": 9'
-    lines = list(loading._lines(io.BytesIO(payload), chunk=7))
+    lines = list(hub._lines(io.BytesIO(payload), chunk=7))
     assert b"".join(lines) == payload
     rows = list(loading.iter_jsonl(lines, "hf://x/test.jsonl"))
     assert ids(rows[:5]) == [0, 1, 2, 3, 4]
