@@ -174,6 +174,35 @@ def test_clean_env_and_workdir(ex):
     assert not lines[2].startswith("/work")
 
 
+def test_exact_env_and_stdio_objects(ex):
+    """The environment is exactly the fixed one with HOME and TMPDIR at the work directory, and the text
+    streams (built once in the server, copied into each child) behave like fresh ones over the child's own
+    files: a seekable stdin, unseekable pipes for stdout and stderr, nothing carried over from a previous
+    test (unflushed output, read-ahead input, position)."""
+    src = ("import os, sys, json\n"
+           "env = dict(os.environ)\n"
+           "print(json.dumps([env, os.getcwd(), sys.stdin.seekable(), sys.stdout.seekable(),\n"
+           "    sys.stderr.seekable(), sys.stdin.read(), sys.stdin.tell(), sys.stdout.line_buffering,\n"
+           "    sys.stderr.line_buffering, sys.stdout.errors, sys.stderr.errors, sys.stdout.encoding,\n"
+           "    sys.stdin is sys.__stdin__, sys.stdout is sys.__stdout__, sys.stderr is sys.__stderr__]), flush=True)\n"
+           "sys.stdout.write('unflushed-' + sys.argv[0])\n"
+           "sys.stderr.write('err-unflushed')\n"
+           "sys.stdin.seek(0)\n"
+           "os._exit(0)\n")
+    seen = []
+    for i in range(3):
+        o = ex.run_stdin(P(src, f"c{i}.py"), f"in{i}")
+        first = o.stdout.splitlines()[0]
+        assert "unflushed" not in o.stdout and "unflushed" not in o.stderr_tail, o
+        env, cwd, *rest = json.loads(first)
+        assert list(env) == ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONHASHSEED", "PYTHONIOENCODING"]
+        assert env["HOME"] == env["TMPDIR"] == cwd
+        assert rest == [True, False, False, f"in{i}", 3, False, True, "strict", "backslashreplace", "utf-8",
+                        True, True, True]
+        seen.append(cwd)
+    assert len(set(seen)) == 3
+
+
 def test_fds_closed(ex):
     o = ex.run_stdin(P("import os\nprint(sorted(int(f) for f in os.listdir('/proc/self/fd')))"), "")
     # /proc is not readable under Landlock; fall back to probing with fstat

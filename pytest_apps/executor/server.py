@@ -66,6 +66,26 @@ def send_frame(fd: int, header: dict, blobs: list[bytes] = ()) -> None:
         write_all(fd, b)
 
 
+def _send_go(fd: int, header: dict, blobs: list[bytes]) -> None:
+    """Server -> spare: like send_frame, but the header is marshalled (plain str/int/float/None values),
+    which the child decodes in C without running the json module's Python code (fewer pages touched)."""
+    import marshal
+
+    h = marshal.dumps((header, [len(b) for b in blobs]))
+    write_all(fd, struct.pack(">I", len(h)) + h)
+    for b in blobs:
+        write_all(fd, b)
+
+
+def _recv_go(fd: int) -> tuple[dict, list[bytes]]:
+    """In the spare: read what `_send_go` sent (data from the server, never from a candidate)."""
+    import marshal
+
+    (n,) = struct.unpack(">I", read_exact(fd, 4))
+    header, sizes = marshal.loads(read_exact(fd, n))
+    return header, [read_exact(fd, k) for k in sizes]
+
+
 def recv_frame(fd: int) -> tuple[dict, list[bytes]]:
     (n,) = struct.unpack(">I", read_exact(fd, 4))
     header = json.loads(read_exact(fd, n))
@@ -85,6 +105,7 @@ RUN_COMPILE_ERROR = "compile_error"
 RUN_HARNESS_ERROR = "harness_error"
 
 STDERR_TAIL = 2048
+READY_LINE = b'{"kind": "ready"}\n'  # the child's report right before the candidate's code runs
 SPARES = 2  # pre-forked, fenced children waiting for a test
 _CPU_AT_START = 0.0  # in a child: CPU seconds it had used when its test arrived
 HARNESS_EXIT = 125  # child exit code when the harness itself failed before the program ran
@@ -209,12 +230,14 @@ def landlock_restrict(ruleset_fd: int) -> None:
         raise OSError(ctypes.get_errno(), "landlock_restrict_self")
 
 
+_CAPSET_ARGS = ((ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
+
+
 def drop_capabilities() -> None:
     """Drop every capability (bounding set, then effective/permitted/inheritable)."""
     # The bounding set is left alone: with no_new_privs set, execve cannot grant capabilities anyway
     # (permitted is intersected with the old, empty, permitted set), and dropping 41 bits costs 0.3 ms.
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)
-    data = (ctypes.c_uint32 * 6)()
+    header, data = _CAPSET_ARGS  # built once in the server: no ctypes allocation (page faults) per child
     if _libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset")
     # ambient caps are cleared together with permitted ones
@@ -309,16 +332,56 @@ def _exception_line(exc: BaseException) -> str:
         return type(exc).__name__
 
 
-def _setup_stdio() -> None:
+def _make_stdio() -> tuple:
+    """The child's text streams over fds 0-2. Built once in the server (`prepare_child_state`), which never
+    uses them, so that each child starts from a pristine copy instead of allocating them after the fork."""
     import io
 
-    sys.stdin = sys.__stdin__ = io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="strict", newline="\n")
-    sys.stdout = sys.__stdout__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="strict", newline="\n")
-    sys.stderr = sys.__stderr__ = io.TextIOWrapper(
-        io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8", errors="backslashreplace",
-        newline="\n", line_buffering=True)
+    return (io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="strict", newline="\n"),
+        io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="strict",
+                         newline="\n"),
+        io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                         errors="backslashreplace", newline="\n", line_buffering=True))
+
+
+_CHILD_STDIO: tuple | None = None  # set by prepare_child_state() in the server; used only by children
+# the child's environment; HOME and TMPDIR are set to its work directory in the child
+CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
+
+
+def prepare_child_state() -> None:
+    """In the server, once: what every child would otherwise build after its fork (page faults are the
+    main per-test cost of a fork). The server's own environment becomes the children's fixed part (the
+    server never reads it and starts nothing that would), and the children's stdio objects are built here
+    and never touched by the server."""
+    global _CHILD_STDIO
+    os.environ.clear()
+    os.environ.update(CHILD_ENV)
+    # The io objects probe their file at creation (seekable, position, block size) and keep what they saw:
+    # build them over files of the kinds the child has (a memfd for stdin, pipes for stdout and stderr).
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    made = [os.memfd_create("stdin", os.MFD_CLOEXEC)]
+    try:
+        made += os.pipe2(os.O_CLOEXEC)
+        os.dup2(made[0], 0)
+        os.dup2(made[2], 1)
+        os.dup2(made[2], 2)
+        _CHILD_STDIO = _make_stdio()
+    finally:
+        for fd, old in zip((0, 1, 2), saved):
+            os.dup2(old, fd)
+            os.close(old)
+        for fd in made:
+            os.close(fd)
+
+
+def _setup_stdio() -> None:
+    stdio = _CHILD_STDIO if _CHILD_STDIO is not None else _make_stdio()
+    sys.stdin = sys.__stdin__ = stdio[0]
+    sys.stdout = sys.__stdout__ = stdio[1]
+    sys.stderr = sys.__stderr__ = stdio[2]
 
 
 def _reliability_guard() -> None:
@@ -417,10 +480,10 @@ def spare_main(setup: dict) -> None:
         os.chdir(workdir)
         os.umask(0o022)
         # the fence: everything that does not depend on the test happens before it is handed over
-        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8",
-               "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
-        os.environ.clear()
-        os.environ.update(env)
+        if os.environ.keys() != CHILD_ENV.keys():  # prepare_child_state() normally did this in the server
+            os.environ.clear()
+            os.environ.update(CHILD_ENV)
+        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if setup.get("drop_caps"):
             drop_capabilities()
@@ -430,7 +493,7 @@ def spare_main(setup: dict) -> None:
         os.closerange(5, setup["maxfd"])
         _setup_stdio()
         try:
-            req, blobs = recv_frame(4)
+            req, blobs = _recv_go(4)
         except EOFError:
             os._exit(0)  # the server retired this spare
         os.close(4)
@@ -495,7 +558,10 @@ def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
 
-    _report({"kind": "ready"})
+    try:
+        write_all(3, READY_LINE)
+    except Exception:  # noqa: BLE001, S110 - as _report: a closed report pipe only costs the child its verdict
+        pass
     status = 0
     try:
         exec(code, main.__dict__)
@@ -552,6 +618,7 @@ class Server:
         self.rfd, self.wfd = rfd, wfd
         self.pid = os.getpid()
         self.tid = self.pid
+        self.children_path = f"/proc/{self.pid}/task/{self.tid}/children"
         self.compiler = Compiler()
         self.runs = 0
         self.marshalled: dict = {}  # code object -> its marshal bytes
@@ -796,7 +863,7 @@ class Server:
         pid, pidfd = sp["pid"], sp["pidfd"]
         out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
         t0 = time.monotonic()
-        send_frame(sp["go_w"], go, go_blobs)
+        _send_go(sp["go_w"], go, go_blobs)
         os.close(sp.pop("go_w"))
         out = bytearray()
         err = bytearray()
@@ -995,11 +1062,38 @@ class Server:
                 shutil.rmtree(path, ignore_errors=True)
 
     def _children(self) -> list[int]:
+        # os.read rather than open(): no text-file objects built twice per test (allocations dirty pages
+        # the spares share, and each dirtied page costs a copy-on-write fault)
         try:
-            with open(f"/proc/{self.pid}/task/{self.tid}/children") as f:
-                return [int(x) for x in f.read().split()]
+            fd = os.open(self.children_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             return []
+        try:
+            chunks = []
+            while True:
+                b = os.read(fd, 1 << 16)
+                if not b:
+                    break
+                chunks.append(b)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+        return [int(x) for x in b"".join(chunks).split()]
+
+    def _live_children(self) -> list[int]:
+        """Our children other than the waiting spares, after reaping those that have exited."""
+        keep = self._spare_pids()
+        live = []
+        for k in self._children():
+            if k in keep:
+                continue
+            try:
+                if os.waitpid(k, os.WNOHANG)[0] == 0:
+                    live.append(k)
+            except ChildProcessError:
+                pass
+        return live
 
     def _descendants(self, roots: list[int]) -> list[int]:
         seen, stack = [], list(roots)
@@ -1018,9 +1112,9 @@ class Server:
         """Kill and reap every process the run left behind (orphans are re-parented to us)."""
         killed = 0
         for _ in range(200):
-            self._reap()
-            keep = self._spare_pids()
-            kids = [k for k in self._children() if k not in keep]
+            if not self.spares:
+                self._reap()  # no spare to keep: reap every exited child (waitpid(-1), without /proc)
+            kids = self._live_children()
             if not kids:
                 return killed
             for p in self._descendants(kids):
@@ -1142,6 +1236,7 @@ def main() -> None:
         server.setup_layers(int(hello.get("processes", 0)))
         import gc
 
+        prepare_child_state()
         gc.collect()
         gc.freeze()
         send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers,
