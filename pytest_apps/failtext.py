@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from . import jsontext
 from .dataset import STDIN, Problem, call_args, stdin_text
 from .evaluate import CaseResult
-from .judge import cut
+from .judge import cut, show_value
 
 def show(value: Any) -> str:
+    """Text as it is (a list of lines joined), anything else as the judge prints values."""
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(x, str) for x in value):
         return "\n".join(value)
-    try:
-        return json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)
+    return show_value(value)
 
 
 def indent(text: str, prefix: str = "    ") -> str:

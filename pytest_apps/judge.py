@@ -318,7 +318,7 @@ def _decode_value(value_json: str) -> Any:
 def cut(text: str, max_chars: int = CUT_CHARS, max_lines: int = CUT_LINES) -> str:
     """`text` shortened to at most `max_lines` lines and about `max_chars` characters, marked when cut."""
     if not isinstance(text, str):
-        text = _show(text)
+        text = show_value(text)
     lines = text.split("\n")
     short = "\n".join(lines[:max_lines])
     if len(short) > max_chars:
@@ -337,7 +337,7 @@ def _quote(line: str) -> str:
     return repr(line)
 
 
-def _show(value: Any) -> str:
+def show_value(value: Any) -> str:
     """A short-enough printable form of a decoded value, never raising."""
     try:
         return json.dumps(value, ensure_ascii=False)
@@ -361,7 +361,7 @@ def _first_call_difference(expected: Any, got: Any) -> str:
             except _ODD_DATA:
                 same = False
             if not same:
-                return f"item {index}: expected {cut(_show(e), 80, 1)}, got {cut(_show(g), 80, 1)}"
+                return f"item {index}: expected {cut(show_value(e), 80, 1)}, got {cut(show_value(g), 80, 1)}"
         if len(expected) != len(got):
             return f"length: expected {len(expected)} items, got {len(got)}"
         return "same items, not accepted"
@@ -369,7 +369,7 @@ def _first_call_difference(expected: Any, got: Any) -> str:
         isinstance(expected, (int, float)) and isinstance(got, (int, float))
     ):
         return f"type: expected {type(expected).__name__}, got {type(got).__name__}"
-    return f"expected {cut(_show(expected), 80, 1)}, got {cut(_show(got), 80, 1)}"
+    return f"expected {cut(show_value(expected), 80, 1)}, got {cut(show_value(got), 80, 1)}"
 
 
 def _last_line(text: str) -> str:
@@ -463,7 +463,7 @@ def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Ve
         return Verdict(PASS, step=step)
     exp_text = _expected_text(expected)
     if exp_text is None:
-        details["expected"] = cut(_show(expected))
+        details["expected"] = cut(show_value(expected))
         details["got"] = cut(outcome.stdout)
         return Verdict(WRONG_ANSWER, reason=f"expected output is not text ({type(expected).__name__})",
                        details=details)
@@ -497,5 +497,5 @@ def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Ver
         diff = _first_call_difference(expected, got)
     except _ODD_DATA:
         diff = "values differ"
-    details.update(expected=cut(_show(expected)), got=cut(outcome.value_json), first_diff=diff)
+    details.update(expected=cut(show_value(expected)), got=cut(outcome.value_json), first_diff=diff)
     return Verdict(WRONG_ANSWER, reason=diff, details=details)
