@@ -80,7 +80,7 @@ def test_exception(ex):
     assert o.error == "ZeroDivisionError: division by zero"
     assert 'File "cand.py", line 2' in o.stderr_tail
     assert "1/0" in o.stderr_tail  # the source line is shown although the file is not readable
-    assert "server.py" not in o.stderr_tail
+    assert "child.py" not in o.stderr_tail and "server.py" not in o.stderr_tail  # no harness frame
 
 
 def test_compile_error(ex):
@@ -120,6 +120,18 @@ def test_timeout_sleeping(ex):
 def test_memory(ex):
     o = ex.run_stdin(P("x = bytearray(2 << 30)"), "")
     assert o.status == RUN_MEMORY, o
+
+
+def test_spares_follow_changed_limits():
+    """Waiting children apply the limits before their test comes; other limits get children of their own."""
+    with Executor(Limits(timeout=4.0, memory=256 << 20)) as e:
+        prog = P("x = bytearray(320 << 20)\nprint(len(x) >> 20)")
+        assert e.run_stdin(prog, "").status == RUN_MEMORY
+        e.limits = Limits(timeout=4.0, memory=768 << 20)
+        o = e.run_stdin(prog, "")
+        assert (o.status, o.stdout) == (RUN_EXITED, "320\n"), o
+        e.limits = Limits(timeout=4.0, memory=256 << 20)
+        assert e.run_stdin(prog, "").status == RUN_MEMORY
 
 
 def test_output_limit(ex):

@@ -27,7 +27,7 @@ def orphaned_servers() -> set[int]:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"pytest_apps/executor/server.py" not in (entry / "cmdline").read_bytes():
+                if b"pytest_apps/executor/serve.py" not in (entry / "cmdline").read_bytes():
                     continue
                 ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
                 parent = Path(f"/proc/{ppid}/cmdline").read_bytes()

@@ -2,10 +2,11 @@
 
 The pytest process (an xdist worker, which has threads) never forks and never runs candidate code: it
 talks over two pipes to a separate single-threaded server process (`server.py`, started lazily with
-`python -I`), which compiles each program once and forks one child per test. The child fences itself in
-(process group, rlimits, clean environment, fresh working directory, no capabilities, Landlock, no
-network) and runs the program; the server watches it from outside (wall clock, output bytes), kills its
-whole process group and every leftover descendant, and sends back plain data that becomes an `Outcome`.
+`python -I serve.py`), which compiles each program once and runs each test in a child forked ahead of time
+by its zygote (`zygote.py`). The child fences itself in (process group, rlimits, clean environment, fresh
+working directory, no capabilities, Landlock, no network; `child.py`, `fence.py`) and runs the program; the
+server watches it from outside (wall clock, output bytes), kills its whole process group and every leftover
+descendant, and sends back plain data that becomes an `Outcome`.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import weakref
 from dataclasses import asdict, dataclass, field
 
 from ..outcome import RUN_HARNESS_ERROR, Outcome
-from . import server as _proto
+from . import protocol as _proto
 
 __all__ = ["Executor", "Limits", "Program", "default_memory"]
 
 GiB = 1024**3
-SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "server.py")
+SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")
 # how long the parent waits for the server beyond the test's own limit before declaring it hung
 SERVER_MARGIN = 10.0
 
@@ -151,7 +152,8 @@ class Executor:
         )
         self._proc = proc
         try:
-            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes})
+            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
+                                                    "limits": asdict(self.limits)})
             hello = self._recv(proc, 30.0)
         except Exception:
             self._stop_server()

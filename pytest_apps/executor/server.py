@@ -1,609 +1,41 @@
-"""The fork server: a warm, single-threaded process that forks one fenced child per test.
+"""The server: one per pytest worker, single-threaded, standard library only.
 
-Started by `pytest_apps.executor.Executor` as `python -I server.py`. Standard library only, so that the
-interpreter starts fast and nothing from the pytest process (or the project) is loaded here.
-
-Protocol on the server's stdin/stdout (binary): each message is a frame
-    [4-byte big-endian length of a JSON header][JSON header][blob 0][blob 1]...
-where the header's "blobs" lists the byte lengths of the blobs that follow.
-
-The child of each run reports to the server through fd 3 (JSON lines): "ready" right before the
-candidate's code runs, then "exception" or "value". Everything there is the candidate's own claim
-about itself and can only change its own outcome; verdicts are decided in the pytest process.
+Started by `pytest_apps.executor.Executor` as `python -I serve.py`. It speaks the framed protocol
+(`protocol.py`) on its stdin/stdout, compiles each program once (`compiler.py`), and runs each test in a
+child that the zygote (`zygote.py`) forked ahead of time and that fenced itself (`child.py`). It watches
+the child from outside (wall clock, output bytes, exit), kills its process group and every descendant
+left behind (it is their subreaper), and answers with plain data about what it saw.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
-import hashlib
 import json
+import marshal
 import os
-import pickle
-import platform
 import resource
 import select
 import shutil
 import signal
-import struct
+import socket
 import sys
 import tempfile
 import time
 
-# ---------------------------------------------------------------------------------------------------
-# framing (also imported by the client)
-
-
-def read_exact(fd: int, n: int) -> bytes:
-    chunks = []
-    while n:
-        try:
-            b = os.read(fd, min(n, 1 << 20))
-        except InterruptedError:
-            continue
-        if not b:
-            raise EOFError("pipe closed")
-        chunks.append(b)
-        n -= len(b)
-    return b"".join(chunks)
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except InterruptedError:
-            continue
-        view = view[n:]
-
-
-def send_frame(fd: int, header: dict, blobs: list[bytes] = ()) -> None:
-    header = dict(header, blobs=[len(b) for b in blobs])
-    h = json.dumps(header).encode()
-    write_all(fd, struct.pack(">I", len(h)) + h)
-    for b in blobs:
-        write_all(fd, b)
-
-
-def _send_go(fd: int, header: dict, blobs: list[bytes]) -> None:
-    """Server -> spare: like send_frame, but the header is marshalled (plain str/int/float/None values),
-    which the child decodes in C without running the json module's Python code (fewer pages touched)."""
-    import marshal
-
-    h = marshal.dumps((header, [len(b) for b in blobs]))
-    write_all(fd, struct.pack(">I", len(h)) + h)
-    for b in blobs:
-        write_all(fd, b)
-
-
-def _recv_go(fd: int) -> tuple[dict, list[bytes]]:
-    """In the spare: read what `_send_go` sent (data from the server, never from a candidate)."""
-    import marshal
-
-    (n,) = struct.unpack(">I", read_exact(fd, 4))
-    header, sizes = marshal.loads(read_exact(fd, n))
-    return header, [read_exact(fd, k) for k in sizes]
-
-
-def recv_frame(fd: int) -> tuple[dict, list[bytes]]:
-    (n,) = struct.unpack(">I", read_exact(fd, 4))
-    header = json.loads(read_exact(fd, n))
-    blobs = [read_exact(fd, k) for k in header.get("blobs", [])]
-    return header, blobs
-
-
-# ---------------------------------------------------------------------------------------------------
-# constants
-
-RUN_EXITED = "exited"
-RUN_SIGNALED = "signaled"
-RUN_TIMEOUT = "timeout"
-RUN_MEMORY = "memory"
-RUN_OUTPUT_LIMIT = "output_limit"
-RUN_COMPILE_ERROR = "compile_error"
-RUN_HARNESS_ERROR = "harness_error"
-
-STDERR_TAIL = 2048
-READY_LINE = b'{"kind": "ready"}\n'  # the child's report right before the candidate's code runs
-SPARES = 2  # pre-forked, fenced children waiting for a test
-_CPU_AT_START = 0.0  # in a child: CPU seconds it had used when its test arrived
-HARNESS_EXIT = 125  # child exit code when the harness itself failed before the program ran
-PRELOAD = (
-    "math cmath collections itertools functools heapq bisect re string fractions decimal random "
-    "statistics operator copy array typing io threading queue dataclasses enum numbers datetime "
-    "calendar textwrap struct hashlib base64 json ast traceback linecache types weakref contextlib "
-    "abc pprint time builtins codecs unicodedata collections.abc sys os atexit"
-).split()
-
-PR_SET_PDEATHSIG = 1
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_CHILD_SUBREAPER = 36
-PR_CAPBSET_DROP = 24
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWNET = 0x40000000
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-
-
-def prctl(option: int, arg2: int = 0) -> None:
-    if _libc.prctl(option, arg2, 0, 0, 0) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, f"prctl({option}): {os.strerror(e)}")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Landlock (x86-64 system call numbers; see `man 7 landlock`)
-
-SYS_LANDLOCK_CREATE_RULESET = 444
-SYS_LANDLOCK_ADD_RULE = 445
-SYS_LANDLOCK_RESTRICT_SELF = 446
-LANDLOCK_CREATE_RULESET_VERSION = 1
-LANDLOCK_RULE_PATH_BENEATH = 1
-
-FS_EXECUTE = 1 << 0
-FS_WRITE_FILE = 1 << 1
-FS_READ_FILE = 1 << 2
-FS_READ_DIR = 1 << 3
-FS_REMOVE_DIR = 1 << 4
-FS_REMOVE_FILE = 1 << 5
-FS_MAKE_CHAR = 1 << 6
-FS_MAKE_DIR = 1 << 7
-FS_MAKE_REG = 1 << 8
-FS_MAKE_SOCK = 1 << 9
-FS_MAKE_FIFO = 1 << 10
-FS_MAKE_BLOCK = 1 << 11
-FS_MAKE_SYM = 1 << 12
-FS_REFER = 1 << 13  # ABI 2
-FS_TRUNCATE = 1 << 14  # ABI 3
-FS_IOCTL_DEV = 1 << 15  # ABI 5
-NET_BIND_TCP = 1 << 0  # ABI 4
-NET_CONNECT_TCP = 1 << 1
-SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
-SCOPE_SIGNAL = 1 << 1
-
-FILE_RIGHTS = FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV
-
-
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
-
-
-class _PathBeneath(ctypes.Structure):
-    _pack_ = 1
-    _fields_ = [("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-def landlock_abi() -> int:
-    if platform.machine() != "x86_64":
-        return 0
-    v = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), LANDLOCK_CREATE_RULESET_VERSION)
-    return int(v) if v > 0 else 0
-
-
-def landlock_ruleset(abi: int, read_paths: list[str], write_paths: list[str], rw_files: list[str]) -> int:
-    """Build a ruleset fd (kept open in the server; each child calls restrict_self with it)."""
-    fs = (1 << 13) - 1
-    if abi >= 2:
-        fs |= FS_REFER
-    if abi >= 3:
-        fs |= FS_TRUNCATE
-    if abi >= 5:
-        fs |= FS_IOCTL_DEV
-    attr = _RulesetAttr(fs, NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0,
-                        SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
-    size = 24 if abi >= 6 else 16 if abi >= 4 else 8
-    fd = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
-    if fd < 0:
-        raise OSError(ctypes.get_errno(), "landlock_create_ruleset")
-    fd = int(fd)
-    read = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
-
-    def add(path: str, rights: int) -> None:
-        try:
-            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            return
-        try:
-            if not os.path.isdir(path):
-                rights &= FILE_RIGHTS
-            rights &= fs
-            rule = _PathBeneath(rights, pfd)
-            if _libc.syscall(SYS_LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) != 0:
-                raise OSError(ctypes.get_errno(), f"landlock_add_rule {path}")
-        finally:
-            os.close(pfd)
-
-    for p in read_paths:
-        add(p, read)
-    for p in rw_files:
-        add(p, read | FS_WRITE_FILE | FS_TRUNCATE)
-    for p in write_paths:
-        add(p, fs)
-    return fd
-
-
-def landlock_restrict(ruleset_fd: int) -> None:
-    if _libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ruleset_fd, 0) != 0:
-        raise OSError(ctypes.get_errno(), "landlock_restrict_self")
-
-
-_CAPSET_ARGS = ((ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())
-
-
-def drop_capabilities() -> None:
-    """Drop every capability (bounding set, then effective/permitted/inheritable)."""
-    # The bounding set is left alone: with no_new_privs set, execve cannot grant capabilities anyway
-    # (permitted is intersected with the old, empty, permitted set), and dropping 41 bits costs 0.3 ms.
-    header, data = _CAPSET_ARGS  # built once in the server: no ctypes allocation (page faults) per child
-    if _libc.capset(header, data) != 0:
-        raise OSError(ctypes.get_errno(), "capset")
-    # ambient caps are cleared together with permitted ones
-
-
-# ---------------------------------------------------------------------------------------------------
-# compilation (once per program, cached by a hash of its source)
-
-RETURN_OUTSIDE = "'return' outside function"
-
-
-def _syntax_error_line(e: BaseException) -> str:
-    import traceback
-
-    try:
-        return traceback.format_exception_only(type(e), e)[-1].strip()
-    except Exception:  # pragma: no cover
-        return f"{type(e).__name__}: {e}"
-
-
-def _wrap_in_function(source: str, filename: str):
-    """APPS's harness runs standard-input programs inside a function, so some reference solutions
-    use a top-level `return`. Wrap the module body in a function that declares every name it binds
-    `global`, so that the rest keeps module semantics, and call it."""
-    import ast
-    import symtable
-
-    tree = ast.parse(source, filename)
-    args = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
-                         defaults=[])
-    func = ast.FunctionDef(name="__apps_main__", args=args, body=tree.body, decorator_list=[], returns=None,
-                           type_comment=None)
-    probe = ast.Module(body=[func], type_ignores=[])
-    ast.fix_missing_locations(probe)
-    table = symtable.symtable(ast.unparse(probe), filename, "exec").get_children()[0]
-    names = sorted(s.get_name() for s in table.get_symbols()
-                   if s.is_local() and not s.is_annotated() and not s.is_parameter())
-    if names:
-        func.body = [ast.Global(names=names, lineno=1, col_offset=0)] + func.body
-    call = ast.Expr(ast.Call(func=ast.Name(id="__apps_main__", ctx=ast.Load()), args=[], keywords=[]))
-    mod = ast.Module(body=[func, call], type_ignores=[])
-    ast.fix_missing_locations(mod)
-    return compile(mod, filename, "exec", dont_inherit=True)
-
-
-class Compiler:
-    def __init__(self) -> None:
-        self.cache: dict[str, tuple] = {}
-        self.compiles = 0
-
-    def get(self, source: str, filename: str) -> tuple:
-        """-> (code or None, error line, wrapped)"""
-        key = hashlib.sha256(filename.encode() + b"\0" + source.encode("utf-8", "surrogatepass")).hexdigest()
-        hit = self.cache.get(key)
-        if hit is not None:
-            return hit
-        self.compiles += 1
-        try:
-            result = (compile(source, filename, "exec", dont_inherit=True), "", False)
-        except SyntaxError as e:
-            result = (None, _syntax_error_line(e), False)
-            if e.msg == RETURN_OUTSIDE:
-                try:
-                    result = (_wrap_in_function(source, filename), "", True)
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    pass
-        except (ValueError, RecursionError, MemoryError, OverflowError) as e:  # null bytes, too deep
-            result = (None, f"{type(e).__name__}: {e}", False)
-        if len(self.cache) > 512:
-            self.cache.clear()
-        self.cache[key] = result
-        return result
-
-
-# ---------------------------------------------------------------------------------------------------
-# the child (runs after fork; never returns)
-
-
-def _report(obj: dict) -> None:
-    try:
-        write_all(3, (json.dumps(obj) + "\n").encode())
-    except Exception:
-        pass
-
-
-def _exception_line(exc: BaseException) -> str:
-    import traceback
-
-    try:
-        return traceback.format_exception_only(type(exc), exc)[-1].strip()
-    except BaseException:
-        return type(exc).__name__
-
-
-def _make_stdio() -> tuple:
-    """The child's text streams over fds 0-2. Built once in the server (`prepare_child_state`), which never
-    uses them, so that each child starts from a pristine copy instead of allocating them after the fork."""
-    import io
-
-    return (io.TextIOWrapper(
-        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="strict", newline="\n"),
-        io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="strict",
-                         newline="\n"),
-        io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
-                         errors="backslashreplace", newline="\n", line_buffering=True))
-
-
-_CHILD_STDIO: tuple | None = None  # set by prepare_child_state() in the server; used only by children
-# the child's environment; HOME and TMPDIR are set to its work directory in the child
-CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-             "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
-
-
-def prepare_child_state() -> None:
-    """In the server, once: what every child would otherwise build after its fork (page faults are the
-    main per-test cost of a fork). The server's own environment becomes the children's fixed part (the
-    server never reads it and starts nothing that would), and the children's stdio objects are built here
-    and never touched by the server."""
-    global _CHILD_STDIO
-    os.environ.clear()
-    os.environ.update(CHILD_ENV)
-    # The io objects probe their file at creation (seekable, position, block size) and keep what they saw:
-    # build them over files of the kinds the child has (a memfd for stdin, pipes for stdout and stderr).
-    saved = [os.dup(fd) for fd in (0, 1, 2)]
-    made = [os.memfd_create("stdin", os.MFD_CLOEXEC)]
-    try:
-        made += os.pipe2(os.O_CLOEXEC)
-        os.dup2(made[0], 0)
-        os.dup2(made[2], 1)
-        os.dup2(made[2], 2)
-        _CHILD_STDIO = _make_stdio()
-    finally:
-        for fd, old in zip((0, 1, 2), saved):
-            os.dup2(old, fd)
-            os.close(old)
-        for fd in made:
-            os.close(fd)
-
-
-def _setup_stdio() -> None:
-    stdio = _CHILD_STDIO if _CHILD_STDIO is not None else _make_stdio()
-    sys.stdin = sys.__stdin__ = stdio[0]
-    sys.stdout = sys.__stdout__ = stdio[1]
-    sys.stderr = sys.__stderr__ = stdio[2]
-
-
-def _reliability_guard() -> None:
-    """Call-based semantics of the APPS/human-eval harness: disable destructive functions.
-    Not the security boundary (that is outside the child); it keeps call-based runs comparable."""
-    import builtins
-    import shutil as _shutil
-    import subprocess
-
-    os.environ["OMP_NUM_THREADS"] = "1"
-    builtins.exit = None
-    builtins.quit = None
-    for name in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
-                 "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
-                 "chmod", "chown", "chroot", "lchown", "getcwd", "chdir", "lchflags", "lchmod"):
-        if hasattr(os, name):
-            setattr(os, name, None)
-    _shutil.rmtree = None
-    _shutil.move = None
-    _shutil.chown = None
-    subprocess.Popen = None
-    builtins.help = None
-    for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
-        sys.modules[mod] = None
-
-
-def _finish(status: int) -> None:
-    """What the interpreter does at exit: join threads, run atexit, flush stdio."""
-    import threading
-
-    try:
-        threading._shutdown()
-    except BaseException:
-        pass
-    try:
-        import atexit
-
-        atexit._run_exitfuncs()
-    except BaseException:
-        pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:
-            if status == 0:
-                status = 120
-    status &= 0xFF
-    try:
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        rc = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = ru.ru_utime + ru.ru_stime - _CPU_AT_START + rc.ru_utime + rc.ru_stime
-        _report({"kind": "done", "status": status, "cpu": max(cpu, 0.0),
-                 "maxrss": max(ru.ru_maxrss, rc.ru_maxrss) * 1024})
-        for fd in (0, 1, 2, 3):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    except BaseException:
-        pass
-    os._exit(status)
-
-
-def _system_exit_status(e: SystemExit) -> int:
-    code = e.code
-    if code is None:
-        return 0
-    if isinstance(code, int) and not isinstance(code, bool):
-        return code
-    if isinstance(code, bool):
-        return int(code)
-    try:
-        sys.stderr.write(f"{code}\n")
-    except BaseException:
-        pass
-    return 1
-
-
-def spare_main(setup: dict) -> None:
-    """A child forked ahead of time: it sets up what does not depend on the test, then waits for its
-    job on the `go` pipe (so that the fork is off the critical path of a test)."""
-    try:
-        os.setpgid(0, 0)
-        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != setup["server_pid"]:
-            os._exit(HARNESS_EXIT)
-        for fd_from, fd_to in ((setup["stdin"], 0), (setup["out"], 1), (setup["err"], 2), (setup["rep"], 3)):
-            os.dup2(fd_from, fd_to, inheritable=True)
-        cgroup_fd = setup.get("cgroup_fd")
-        if cgroup_fd is not None:
-            os.write(cgroup_fd, b"0")
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        workdir = setup["workdir"]
-        os.chdir(workdir)
-        os.umask(0o022)
-        # the fence: everything that does not depend on the test happens before it is handed over
-        if os.environ.keys() != CHILD_ENV.keys():  # prepare_child_state() normally did this in the server
-            os.environ.clear()
-            os.environ.update(CHILD_ENV)
-        os.environ["HOME"] = os.environ["TMPDIR"] = workdir
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if setup.get("drop_caps"):
-            drop_capabilities()
-        if setup.get("landlock_fd") is not None:
-            landlock_restrict(setup["landlock_fd"])
-        os.dup2(setup["go"], 4, inheritable=False)
-        os.closerange(5, setup["maxfd"])
-        _setup_stdio()
-        try:
-            req, blobs = _recv_go(4)
-        except EOFError:
-            os._exit(0)  # the server retired this spare
-        os.close(4)
-        import marshal
-
-        code = marshal.loads(blobs[0])
-        args_blob = blobs[1]
-    except BaseException as e:  # noqa: BLE001
-        _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
-        os._exit(HARNESS_EXIT)
-    child_main(req, code, args_blob, setup)
-
-
-def child_main(req: dict, code, args_blob: bytes, setup: dict) -> None:
-    status = HARNESS_EXIT
-    try:
-        workdir = setup["workdir"]
-        lim = req["limits"]
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        global _CPU_AT_START
-        _CPU_AT_START = ru.ru_utime + ru.ru_stime  # the spare's own setup is not the program's time
-        used = int(_CPU_AT_START)
-        cpu = used + int(-(-lim["timeout"] // 1)) + 1
-
-        def setlim(res: int, soft: int, hard: int | None = None) -> None:
-            _, old_hard = resource.getrlimit(res)
-            hard = soft if hard is None else hard
-            if old_hard != resource.RLIM_INFINITY:
-                soft, hard = min(soft, old_hard), min(hard, old_hard)
-            resource.setrlimit(res, (soft, hard))
-
-        setlim(resource.RLIMIT_CPU, cpu, cpu + 1)
-        if lim["memory"] > 0:
-            setlim(resource.RLIMIT_AS, lim["memory"])
-        setlim(resource.RLIMIT_FSIZE, lim["file_size"])
-        setlim(resource.RLIMIT_NOFILE, lim["open_files"])
-        setlim(resource.RLIMIT_CORE, 0)
-        if lim.get("processes", 0) > 0:
-            setlim(resource.RLIMIT_NPROC, lim["processes"])
-
-        import builtins
-        import linecache
-        import types
-
-        sys.set_int_max_str_digits(0)
-        sys.setrecursionlimit(1000)
-        filename = req["filename"]
-        source = req["source"]
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        sys.argv = [filename]
-        sys.path[0] = workdir
-        main = types.ModuleType("__main__")
-        main.__file__ = filename
-        main.__builtins__ = builtins
-        main.__cached__ = None
-        sys.modules["__main__"] = main
-        call = req["mode"] == "call"
-        if call:
-            args = pickle.loads(args_blob)
-            _reliability_guard()
-    except BaseException as e:  # noqa: BLE001 - report anything, never run the program half-fenced
-        _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
-        os._exit(HARNESS_EXIT)
-
-    try:
-        write_all(3, READY_LINE)
-    except Exception:  # noqa: BLE001, S110 - as _report: a closed report pipe only costs the child its verdict
-        pass
-    status = 0
-    try:
-        exec(code, main.__dict__)
-        if call:
-            fn_name = req["fn_name"]
-            sol = main.__dict__.get("Solution")
-            fn = None
-            if isinstance(sol, type) and callable(getattr(sol, fn_name, None)):
-                fn = getattr(sol(), fn_name)
-            elif callable(main.__dict__.get(fn_name)):
-                fn = main.__dict__[fn_name]
-            if fn is None:
-                raise NameError(f"the program defines no function {fn_name!r} (neither at top level nor in "
-                                f"class Solution)")
-            value = fn(*args)
-            try:
-                text = json.dumps(value)
-            except (TypeError, ValueError, RecursionError) as e:
-                raise TypeError(f"return value of type {type(value).__name__} is not JSON-serialisable") from e
-            _report({"kind": "value", "json": text})
-    except SystemExit as e:
-        status = _system_exit_status(e)
-    except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
-        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
-        try:
-            tb = e.__traceback__
-            tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
-            e.__traceback__ = tb
-            if sys.excepthook is sys.__excepthook__:  # the C hook reads source files itself; we can't
-                import traceback
-
-                traceback.print_exception(e)
-            else:
-                sys.excepthook(type(e), e, tb)
-        except BaseException:
-            pass
-        status = 1
-    _finish(status)
-
-
-# ---------------------------------------------------------------------------------------------------
-# the server
+from . import fence
+from .compiler import Compiler
+from .fence import CLONE_NEWNET, CLONE_NEWUSER, PR_SET_CHILD_SUBREAPER, LandlockRules, prctl
+from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY,
+                       RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
+from .zygote import zygote_main
+
+SPARES = 2  # children forked ahead of time, fenced and waiting for a test
+EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
+
+
+class ZygoteGone(Exception):
+    pass
 
 
 class _Usage:
@@ -614,14 +46,13 @@ class _Usage:
 
 
 class Server:
-    def __init__(self, rfd: int, wfd: int) -> None:
+    def __init__(self, rfd: int, wfd: int, limits: dict | None = None) -> None:
         self.rfd, self.wfd = rfd, wfd
         self.pid = os.getpid()
-        self.tid = self.pid
-        self.children_path = f"/proc/{self.pid}/task/{self.tid}/children"
+        self.children_path = f"/proc/{self.pid}/task/{self.pid}/children"
         self.compiler = Compiler()
         self.runs = 0
-        self.marshalled: dict = {}  # code object -> its marshal bytes
+        self.limits = limits  # what the spares apply before their test arrives (a test may ask for others)
         self.layers = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
         self._remove_stale()
         self.base = tempfile.mkdtemp(prefix=f"pytest-apps-exec-{self.pid}-")
@@ -634,31 +65,29 @@ class Server:
             self.maxfd = 65536
         try:
             prctl(PR_SET_CHILD_SUBREAPER, 1)
-            self.subreaper = True
             self.layers.append("subreaper")
         except OSError:
-            self.subreaper = False
-        self.landlock_fd = None
+            pass
+        self.landlock: LandlockRules | None = None
         self.drop_caps = False
         self.cgroup_dir = None
         self.cgroup_fd = None
-        self.counter = 0
-        # Ready spares, oldest first; the replacement is forked after the answer is sent. With SPARES = 2 the
-        # spare a test gets was forked a test earlier and has finished fencing itself even when tests come
-        # back to back (echo round trip, same run and load: 2.7 ms against 3.3 ms with one spare).
-        self.spares: list[dict] = []
-        self.pool_size = SPARES
-        self.no_new_spares = False
-        self.pending: int | None = None  # a child that reported "done" and still has to be reaped
-        self.trash: list[str] = []  # work directories to remove once the answer is sent
         self.layer_errors: dict[str, str] = {}
+        self.counter = 0
+        self.ctl: socket.socket | None = None  # the zygote's control socket
+        self.zygote_pid: int | None = None
+        self.spares: list[dict] = []  # requested from the zygote, oldest first
+        self.forking: list[dict] = []  # requested and not yet answered, in order (retired ones included)
+        self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
+        self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
+        self.trash: list[str] = []  # their work directories
 
     # -- optional layers, each probed; a failure only removes the layer ---------------------------------
     def setup_layers(self, processes: int) -> None:
         try:
             flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
             uid, gid = os.getuid(), os.getgid()
-            if _libc.unshare(flags) != 0:
+            if fence.libc.unshare(flags) != 0:
                 raise OSError(ctypes.get_errno(), "unshare")
             if flags & CLONE_NEWUSER:
                 for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
@@ -676,15 +105,20 @@ class Server:
         if os.geteuid() == 0 and self._probe(drop_caps=True):
             self.drop_caps = True
             self.layers.append("no-caps")
-        abi = landlock_abi()
+        abi = fence.landlock_abi()
         if abi:
             try:
-                fd = landlock_ruleset(abi, self._read_paths(), [self.base], ["/dev/null", "/dev/zero"])
-                if self._probe(landlock_fd=fd, drop_caps=self.drop_caps):
-                    self.landlock_fd = fd
+                rules = LandlockRules(abi, self._read_paths(), ["/dev/null", "/dev/zero"])
+                fd = rules.for_workdir(self.base)
+                try:
+                    ok = self._probe(landlock_fd=fd, drop_caps=self.drop_caps)
+                finally:
+                    os.close(fd)
+                if ok:
+                    self.landlock = rules
                     self.layers.append(f"landlock-abi{abi}")
                 else:
-                    os.close(fd)
+                    rules.close()
             except OSError as e:
                 self.layer_errors["landlock"] = str(e)
         else:
@@ -704,8 +138,9 @@ class Server:
                 if not os.path.exists(os.path.join(path, "pids.max")):
                     raise OSError(errno.ENOENT, "no pids controller here")
                 with open(os.path.join(path, "pids.max"), "w") as f:
-                    # + SPARES - 1: the spares that wait for the next tests are in the cgroup during a run
-                    f.write(str(processes + SPARES - 1))
+                    # also in the cgroup during a run: the zygote, the spares waiting for the next tests, and
+                    # up to two children that have exited and wait to be reaped
+                    f.write(str(processes + SPARES + 3))
                 self.cgroup_fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
                 self.cgroup_dir = path
                 self.layers.append("pids-cgroup")
@@ -730,16 +165,16 @@ class Server:
                 paths.add(rp)
         return sorted(p for p in paths if os.path.exists(p))
 
-    def _probe(self, **fence) -> bool:
+    def _probe(self, **fenced) -> bool:
         """Fork a child that applies the fence and checks it can still import; True if it worked."""
         pid = os.fork()
         if pid == 0:
             try:
-                prctl(PR_SET_NO_NEW_PRIVS, 1)
-                if fence.get("drop_caps"):
-                    drop_capabilities()
-                if fence.get("landlock_fd") is not None:
-                    landlock_restrict(fence["landlock_fd"])
+                fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
+                if fenced.get("drop_caps"):
+                    fence.drop_capabilities()
+                if fenced.get("landlock_fd") is not None:
+                    fence.landlock_restrict(fenced["landlock_fd"])
                     try:
                         open("/proc/1/environ").close()
                         os._exit(3)
@@ -753,6 +188,119 @@ class Server:
         _, status = os.waitpid(pid, 0)
         return os.waitstatus_to_exitcode(status) == 0
 
+    # -- the zygote and its children ------------------------------------------------------------------
+    def start_zygote(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                zygote_main(theirs, self.pid, self.cgroup_fd, self.drop_caps, self.maxfd)
+            finally:
+                os._exit(HARNESS_EXIT)
+        theirs.close()
+        self.ctl, self.zygote_pid = ours, pid
+
+    def _zygote_gone(self) -> None:
+        """The zygote died (its children died with it): forget them; a new zygote starts on demand."""
+        if self.ctl is not None:
+            self.ctl.close()
+            self.ctl = None
+        if self.zygote_pid is not None:
+            try:
+                os.kill(self.zygote_pid, signal.SIGKILL)
+                os.waitpid(self.zygote_pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+            self.zygote_pid = None
+        while self.spares:
+            self._retire(self.spares.pop())
+        self.forking.clear()
+
+    def _request_spare(self) -> None:
+        if self.ctl is None:
+            self.start_zygote()
+        self.counter += 1
+        workdir = os.path.join(self.base, f"run{self.counter}")
+        os.mkdir(workdir, 0o700)
+        sp = {"workdir": workdir, "pid": None, "pidfd": None}
+        theirs = []
+        try:
+            sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
+            theirs.append(sp["stdin"])
+            for name in ("out_r", "err_r", "rep_r"):
+                sp[name], w = os.pipe2(os.O_CLOEXEC)
+                theirs.append(w)
+            r, sp["go_w"] = os.pipe2(os.O_CLOEXEC)
+            theirs.append(r)
+            if self.landlock is not None:
+                theirs.append(self.landlock.for_workdir(workdir))
+            socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
+                                                      "limits": self.limits})], theirs)
+        except OSError:
+            self._retire(sp)
+            raise
+        finally:
+            for fd in theirs[1:]:
+                os.close(fd)
+        self.spares.append(sp)
+        self.forking.append(sp)
+
+    def _pump(self, timeout: float) -> bool:
+        """Handle one message from the zygote if one comes within `timeout` seconds; False if none came."""
+        if self.ctl is None:
+            raise ZygoteGone()
+        if not select.select([self.ctl], [], [], timeout)[0]:
+            return False
+        try:
+            msg = self.ctl.recv(4096)
+        except OSError:
+            msg = b""
+        if not msg:
+            self._zygote_gone()
+            raise ZygoteGone()
+        m = marshal.loads(msg)
+        if m[0] == "exit":
+            self.exits[m[1]] = m[2:]
+            return True
+        waiting = self.forking.pop(0)  # the zygote answers in the order it was asked
+        if m[0] == "forked":
+            waiting["pid"] = m[1]
+            if "retired" not in waiting:
+                try:
+                    waiting["pidfd"] = os.pidfd_open(m[1])
+                except OSError:  # kernels before 5.3: see _gone()
+                    pass
+        else:
+            waiting["failed"] = str(m[1])
+        return True
+
+    def _take_spare(self) -> dict:
+        if not self.spares:
+            self._request_spare()
+        sp = self.spares[0]
+        while sp["pid"] is None and "failed" not in sp:
+            if not self._pump(30.0):
+                self._zygote_gone()
+                raise OSError("the zygote did not fork within 30 s")
+        self.spares.pop(0)
+        if "failed" in sp:
+            self._retire(sp)
+            raise OSError(f"fork failed: {sp['failed']}")
+        return sp
+
+    def _retire(self, sp: dict) -> None:
+        """Close our ends; a spare that never got its test sees EOF on `go` and exits."""
+        sp["retired"] = True
+        for k in ("stdin", "out_r", "err_r", "rep_r", "go_w", "pidfd"):
+            fd = sp.pop(k, None)
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._remove(sp["workdir"])
+
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
         source = blobs[0].decode("utf-8", "surrogateescape")
@@ -761,109 +309,74 @@ class Server:
         if code is None:
             return {"status": RUN_COMPILE_ERROR, "error": err}, b""
         self.runs += 1
-        import marshal
-
-        spare = self.spares.pop(0) if self.spares else self._make_spare()
+        self.settle()  # nothing from the previous test is alive when this one starts
+        if req["limits"] != self.limits:  # the waiting spares applied other limits (hard ones cannot be raised)
+            self.limits = req["limits"]
+            while self.spares:
+                self._retire(self.spares.pop())
         try:
-            if stdin_data:
-                write_all(spare["stdin"], stdin_data)
-                os.lseek(spare["stdin"], 0, os.SEEK_SET)
+            sp = self._take_spare()
+        except ZygoteGone:
+            sp = self._take_spare()  # once more, with a new zygote
+        try:
+            view, at = memoryview(stdin_data), 0
+            while at < len(view):
+                at += os.pwrite(sp["stdin"], view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
                   "limits": req["limits"], "source": source}
-            if code not in self.marshalled:  # the child gets the code object once per program, not per test
-                if len(self.marshalled) > 64:
-                    self.marshalled.clear()
-                self.marshalled[code] = marshal.dumps(code)
-            return self._watch(spare, go, [self.marshalled[code], args_blob])
+            return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
         finally:
-            self._retire(spare, remove=False)
-            self.trash.append(spare["workdir"])
+            for k in ("stdin", "out_r", "err_r", "rep_r", "go_w"):
+                fd = sp.pop(k, None)
+                if fd is not None:
+                    os.close(fd)
+            self.trash.append(sp["workdir"])
+            self.ended.append(sp)
+
+    def settle(self, timeout: float = EXIT_WAIT) -> None:
+        """Wait for the children that ended their tests to be gone, then kill and reap whatever they left
+        behind (orphans come to us, the subreaper, once their parent is gone) and remove their directories."""
+        if not self.ended and not self.trash:
+            return
+        end = time.monotonic() + timeout
+        for sp in self.ended:
+            pidfd = sp.pop("pidfd", None)
+            if pidfd is not None:
+                select.select([pidfd], [], [], max(0.0, end - time.monotonic()))
+                os.close(pidfd)
+            else:
+                while not self._gone(sp["pid"]) and time.monotonic() < end:
+                    time.sleep(0.001)
+        self.ended.clear()
+        self._sweep()
+        while self.trash:
+            self._remove(self.trash.pop())
+
+    @staticmethod
+    def _gone(pid: int) -> bool:
+        """Without a pidfd: has `pid` exited (a zombie waiting for the zygote, or reaped)?"""
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+        except (OSError, IndexError):
+            return True
 
     def after_run(self) -> None:
-        """Off the critical path (after the answer is sent): reap, sweep, and fork the next spare."""
-        for path in list(self.trash):  # empty ones first, so that a child that is still exiting does so meanwhile
-            try:
-                os.rmdir(path)
-                self.trash.remove(path)
-            except OSError:
-                pass
-        if self.pending is not None:
-            try:  # the child said it was done and has been SIGKILLed: this returns at once
-                os.waitpid(self.pending, 0)
-            except ChildProcessError:
-                pass
-            self.pending = None
-        self._sweep()
-        while self.trash:  # what is left, once nothing the runs started is alive to write there
-            self._remove(self.trash.pop())
-        while not self.no_new_spares and len(self.spares) < self.pool_size:
-            try:
-                self.spares.append(self._make_spare())
-            except OSError:
-                break
-
-    def after_run_cleanup_only(self) -> None:
-        self.no_new_spares = True  # keep after_run from forking new spares
+        """Off the critical path (after the answer is sent): ask for the spares of the next tests."""
         try:
-            self.after_run()
-        finally:
-            self.no_new_spares = False
-
-    def _spare_pids(self) -> set:
-        return {sp.get("pid") for sp in self.spares}
-
-    def _make_spare(self) -> dict:
-        self.counter += 1
-        workdir = os.path.join(self.base, f"run{self.counter}")
-        os.mkdir(workdir, 0o700)
-        sp = {"workdir": workdir, "server_pid": self.pid, "maxfd": self.maxfd, "landlock_fd": self.landlock_fd,
-              "drop_caps": self.drop_caps, "cgroup_fd": self.cgroup_fd}
-        sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
-        sp["out_r"], sp["out"] = os.pipe2(os.O_CLOEXEC)
-        sp["err_r"], sp["err"] = os.pipe2(os.O_CLOEXEC)
-        sp["rep_r"], sp["rep"] = os.pipe2(os.O_CLOEXEC)
-        sp["go"], sp["go_w"] = os.pipe2(os.O_CLOEXEC)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                spare_main(sp)
-            finally:
-                os._exit(HARNESS_EXIT)
-        try:
-            os.setpgid(pid, pid)
-        except OSError:
+            while self.ctl is not None and self._pump(0.0):
+                pass
+            while len(self.spares) < SPARES:
+                self._request_spare()
+        except (OSError, ZygoteGone):
             pass
-        for k in ("out", "err", "rep", "go"):
-            os.close(sp.pop(k))
-        sp["pid"] = pid
-        try:
-            sp["pidfd"] = os.pidfd_open(pid)
-        except OSError:
-            sp["pidfd"] = None
-        return sp
-
-    def _retire(self, sp: dict, remove: bool = True) -> None:
-        for k in ("stdin", "out_r", "err_r", "rep_r", "go_w", "pidfd"):
-            fd = sp.pop(k, None)
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        if sp.get("pid"):
-            try:
-                os.killpg(sp["pid"], signal.SIGKILL)
-            except OSError:
-                pass
-        if remove:
-            self._remove(sp["workdir"])
 
     def _watch(self, sp: dict, go: dict, go_blobs: list[bytes]):
         lim = go["limits"]
         pid, pidfd = sp["pid"], sp["pidfd"]
         out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
         t0 = time.monotonic()
-        _send_go(sp["go_w"], go, go_blobs)
+        send_go(sp["go_w"], go, go_blobs)
         os.close(sp.pop("go_w"))
         out = bytearray()
         err = bytearray()
@@ -885,9 +398,7 @@ class Server:
                 reason = RUN_TIMEOUT
                 break
             wait_ms = max(1, int((deadline - now) * 1000) + 1)
-            if pidfd is None:
-                wait_ms = min(wait_ms, 10)
-            for fd, _ev in poller.poll(wait_ms):
+            for fd, _ev in poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10)):
                 if fd == self.rfd:
                     self._kill(pid)
                     raise EOFError("parent went away")
@@ -910,41 +421,43 @@ class Server:
             if len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
                 break
-            if pidfd is None and not exited:
-                try:  # no pidfd: poll the child (WNOWAIT keeps it for wait4 below)
-                    if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                        exited = True
-                except ChildProcessError:
-                    exited = True
+            if pidfd is None and not open_fds:
+                exited = self._gone(pid)
             if exited:
                 break
-            if not open_fds:
-                # every pipe is closed: the child reported "done" and closed its stdio right before exiting
-                # (or it closed them all itself); either way it has nothing more to say
-                done = self._done(rep)
-                if done is not None:
-                    break
+            if not open_fds and self._done(rep) is not None:
+                # every pipe is closed after the child's last words: it has nothing more to say
+                break
         wall = time.monotonic() - t0
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        done = self._done(rep) if (reason is None and not exited) else None
-        if done is not None:
-            # the child is exiting by itself: it is reaped by after_run(), off the critical path
+        done = self._done(rep) if reason is None else None
+        leftovers = 0
+        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
             status = (done["status"] & 0xFF) << 8
             ru = _Usage(done.get("cpu", 0.0), done.get("maxrss", 0))
-            leftovers = 0
-            self.pending = pid
         else:
-            _, status, ru = os.wait4(pid, 0)
-            ru = _Usage(ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024)
+            status, ru = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
             leftovers = self._sweep()
             self._drain(open_fds, out_r, err_r, out_limit)
             if reason is None and len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
-        sp["pid"] = None
         return self._outcome(reason, status, ru, wall, lim, out, err, rep, leftovers)
+
+    def _exit_status(self, pid: int) -> tuple[int, _Usage]:
+        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell)."""
+        end = time.monotonic() + EXIT_WAIT
+        try:
+            self.ctl.send(marshal.dumps(("wait", pid)))
+            while pid not in self.exits:
+                if not self._pump(max(0.0, end - time.monotonic())):
+                    break
+        except (OSError, AttributeError, ZygoteGone):  # AttributeError: no zygote any more
+            pass
+        status, cpu, maxrss = self.exits.pop(pid, (signal.SIGKILL, 0.0, 0))
+        return status, _Usage(cpu, maxrss)
 
     @staticmethod
     def _done(rep: bytearray) -> dict | None:
@@ -957,7 +470,6 @@ class Server:
         if isinstance(msg, dict) and msg.get("kind") == "done" and isinstance(msg.get("status"), int):
             return msg
         return None
-
     def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
         """Read what is still in the pipes (every writer is dead now)."""
         end = time.monotonic() + 1.0
@@ -1082,11 +594,10 @@ class Server:
         return [int(x) for x in b"".join(chunks).split()]
 
     def _live_children(self) -> list[int]:
-        """Our children other than the waiting spares, after reaping those that have exited."""
-        keep = self._spare_pids()
+        """Our children other than the zygote (orphans of finished tests), after reaping the exited ones."""
         live = []
         for k in self._children():
-            if k in keep:
+            if k == self.zygote_pid:
                 continue
             try:
                 if os.waitpid(k, os.WNOHANG)[0] == 0:
@@ -1109,11 +620,9 @@ class Server:
         return seen
 
     def _sweep(self) -> int:
-        """Kill and reap every process the run left behind (orphans are re-parented to us)."""
+        """Kill and reap every process the runs left behind (orphans are re-parented to us)."""
         killed = 0
         for _ in range(200):
-            if not self.spares:
-                self._reap()  # no spare to keep: reap every exited child (waitpid(-1), without /proc)
             kids = self._live_children()
             if not kids:
                 return killed
@@ -1129,33 +638,14 @@ class Server:
                 except OSError:
                     pass
             time.sleep(0.001)
-        self._reap()
+        self._live_children()
         return killed
-
-    def _reap(self) -> None:
-        keep = self._spare_pids()
-        if keep:  # reap only what is not a waiting spare
-            for k in self._children():
-                if k not in keep:
-                    try:
-                        os.waitpid(k, os.WNOHANG)
-                    except ChildProcessError:
-                        pass
-            return
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
 
     def _kill(self, pid: int) -> None:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        self._sweep()
 
     def _remove(self, path: str) -> None:
         try:
@@ -1171,12 +661,24 @@ class Server:
                             pass
                 shutil.rmtree(path, ignore_errors=True)
 
+
     def cleanup(self) -> None:
-        self.after_run_cleanup_only()
         while self.spares:
             self._retire(self.spares.pop())
+        if self.ctl is not None:
+            self.ctl.close()  # the zygote sees EOF and exits; its children die with it
+            self.ctl = None
+        if self.zygote_pid is not None:
+            try:
+                os.waitpid(self.zygote_pid, 0)
+            except ChildProcessError:
+                pass
+            self.zygote_pid = None
+        self.settle(timeout=1.0)
         self._sweep()
         shutil.rmtree(self.base, ignore_errors=True)
+        if self.landlock is not None:
+            self.landlock.close()
         if self.cgroup_dir:
             try:
                 os.close(self.cgroup_fd)
@@ -1203,9 +705,15 @@ class Server:
                                 "stderr_tail": traceback.format_exc()[-STDERR_TAIL:]}, b""
                 send_frame(self.wfd, res, [out])
                 self.after_run()
-            elif op == "stats":
-                send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs,
-                                      "pid": self.pid, "layers": self.layers})
+            elif op == "stats":  # also a point where the previous run is cleaned up and the spares are forked
+                self.settle()
+                try:
+                    while any(sp["pid"] is None and "failed" not in sp for sp in self.spares) and self._pump(5.0):
+                        pass
+                except ZygoteGone:
+                    pass
+                send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs, "pid": self.pid,
+                                      "zygote": self.zygote_pid, "layers": self.layers})
             elif op == "exit":
                 return
             else:
@@ -1223,22 +731,11 @@ def main() -> None:
         os.set_inheritable(fd, False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the pytest process; it closes us
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    import importlib
-
-    for name in PRELOAD:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
     hello, _ = recv_frame(rfd)
-    server = Server(rfd, wfd)
+    server = Server(rfd, wfd, hello.get("limits"))
     try:
         server.setup_layers(int(hello.get("processes", 0)))
-        import gc
-
-        prepare_child_state()
-        gc.collect()
-        gc.freeze()
+        server.start_zygote()  # it loads the modules programs use meanwhile
         send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers,
                          "layer_errors": server.layer_errors, "base": server.base,
                          "cgroup": server.cgroup_dir})
@@ -1246,7 +743,3 @@ def main() -> None:
         server.serve()
     finally:
         server.cleanup()
-
-
-if __name__ == "__main__":
-    main()

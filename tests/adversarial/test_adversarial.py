@@ -38,20 +38,24 @@ def run(ex, src: str, stdin: str = "", name: str = "cand.py"):
     return ex.run_stdin(Program(textwrap.dedent(src), name), stdin)
 
 
-def server_descendants(ex) -> list[int]:
-    """Processes below the server other than its idle spare children, after it finished cleaning up."""
-    stats = ex._stats()  # a round trip: the server has swept after the previous run
-    spid = stats["pid"]
+def children_of(pid: int) -> list[int]:
     kids = []
-    for tid in os.listdir(f"/proc/{spid}/task"):
-        with open(f"/proc/{spid}/task/{tid}/children") as f:
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
             kids += [int(x) for x in f.read().split()]
-    stray = []
-    for k in kids:  # at most SPARES children (idle spares) may exist, and they must have no children
-        with open(f"/proc/{k}/task/{k}/children") as f:
-            stray += [int(x) for x in f.read().split()]
-    if len(kids) > SPARES:
-        stray += kids
+    return kids  # zombies included
+
+
+def server_descendants(ex) -> list[int]:
+    """Processes below the server other than its zygote and the zygote's idle spares, once the server
+    has cleaned up after the previous run."""
+    stats = ex._stats()  # a round trip: the server has waited for the last child and swept
+    stray = [k for k in children_of(stats["pid"]) if k != stats["zygote"]]
+    spares = [k for k in children_of(stats["zygote"]) if alive(k)]  # an exited child waits to be reaped
+    for k in spares:  # at most SPARES children (idle spares) may exist, and they must have no children
+        stray += children_of(k)
+    if len(spares) > SPARES:
+        stray += spares
     return stray
 
 
@@ -227,12 +231,12 @@ def test_write_and_delete_outside(ex, sentinel):
 
 
 def test_kill_parent_and_everyone(ex):
-    spid = ex._stats()["pid"]
+    stats = ex._stats()
     if not any(layer.startswith("landlock-abi") and int(layer[12:]) >= 6 for layer in ex.isolation()):
         pytest.skip("needs Landlock signal scoping (ABI >= 6) to be safe to run")
-    src = """
+    src = f"""
     import os, signal
-    for target in (os.getppid(), 1, -1):
+    for target in (os.getppid(), {stats["pid"]}, 1, -1):
         try:
             os.kill(target, signal.SIGKILL)
             print("killed", target)
@@ -241,8 +245,39 @@ def test_kill_parent_and_everyone(ex):
     """
     o = run(ex, src)
     assert "killed" not in o.stdout.replace("killed -1", ""), o
-    assert alive(spid) and ex._stats()["pid"] == spid
+    after = ex._stats()
+    assert alive(stats["pid"]) and alive(stats["zygote"]) and (after["pid"], after["zygote"]) == (
+        stats["pid"], stats["zygote"])
+    assert len([k for k in children_of(after["zygote"]) if alive(k)]) == SPARES  # kill(-1) spared them too
     assert ex.run_stdin(Program("print(1)", "c.py"), "").stdout == "1\n"
+
+
+def test_no_way_into_the_next_tests_directory(ex):
+    if not any(layer.startswith("landlock-abi") for layer in ex.isolation()):
+        pytest.skip("needs Landlock")
+    src = """
+    import os, re
+    n = int(re.search(r"run(\\d+)$", os.getcwd()).group(1))
+    planted = []
+    for k in range(n - 3, n + 6):
+        for path in (f"../run{k}/planted", f"../run{k}"):
+            try:
+                if path.endswith("planted"):
+                    open(path, "w").close()
+                else:
+                    os.listdir(path)
+                planted.append(path)
+            except OSError:
+                pass
+    print(n, planted)
+    print(os.listdir(".."))
+    """
+    o = run(ex, src)
+    assert o.status == RUN_EXITED and o.exit_code == 1 and "PermissionError" in o.stderr_tail, o
+    n, planted = o.stdout.split(" ", 1)  # listing its parent folder was denied; its own folder is open
+    assert planted == f"['../run{n}/planted', '../run{n}']\n", o
+    for _ in range(3):
+        assert run(ex, "import os\nprint(os.listdir('.'))").stdout == "[]\n"
 
 
 def test_exit_before_printing(ex):

@@ -1,0 +1,278 @@
+"""The child: one per test, forked by the zygote ahead of time (a "spare"), fenced before its test arrives.
+
+`spare_main` sets up everything that does not depend on the test and waits on its `go` pipe; `child_main`
+runs the candidate as `python prog.py` would (or calls its function) and reports through fd 3 (JSON lines):
+"ready" right before the candidate's code runs, then "exception" or "value", then "done". Everything there
+is the candidate's own claim about itself and can only change its own outcome; verdicts are decided in the
+pytest process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import resource
+import signal
+import sys
+
+from .fence import PR_SET_PDEATHSIG, apply_limits, landlock_restrict, prctl
+from .protocol import HARNESS_EXIT, READY_LINE, recv_go, write_all
+
+# the child's environment; HOME and TMPDIR are set to its work directory in the child
+CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
+_CPU_AT_START = 0.0  # CPU seconds the child had used when its test arrived
+_CHILD_STDIO: tuple | None = None  # built once in the zygote by prepare_child_state()
+_ZYGOTE_STDIO: tuple = ()
+
+
+def _report(obj: dict) -> None:
+    try:
+        write_all(3, (json.dumps(obj) + "\n").encode())
+    except Exception:
+        pass
+
+
+def _exception_line(exc: BaseException) -> str:
+    import traceback
+
+    try:
+        return traceback.format_exception_only(type(exc), exc)[-1].strip()
+    except BaseException:
+        return type(exc).__name__
+
+
+def _make_stdio() -> tuple:
+    import io
+
+    return (io.TextIOWrapper(
+        io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="strict", newline="\n"),
+        io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="strict",
+                         newline="\n"),
+        io.TextIOWrapper(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                         errors="backslashreplace", newline="\n", line_buffering=True))
+
+
+def prepare_child_state() -> None:
+    """In the zygote, once: what every child would otherwise build after its fork (page faults are the main
+    per-test cost of a fork). The zygote's environment becomes the children's fixed part, and the children's
+    stdio objects are built here and installed as sys.stdin/stdout/stderr (the zygote never uses them; the
+    ones it had are kept alive, so that no child spends its time freeing them)."""
+    global _CHILD_STDIO, _ZYGOTE_STDIO
+    os.environ.clear()
+    os.environ.update(CHILD_ENV)
+    # The io objects probe their file at creation (seekable, position, block size) and keep what they saw:
+    # build them over files of the kinds the child has (a memfd for stdin, pipes for stdout and stderr).
+    saved = [os.dup(fd) for fd in (0, 1, 2)]
+    made = [os.memfd_create("stdin", os.MFD_CLOEXEC)]
+    try:
+        made += os.pipe2(os.O_CLOEXEC)
+        os.dup2(made[0], 0)
+        os.dup2(made[2], 1)
+        os.dup2(made[2], 2)
+        _CHILD_STDIO = _make_stdio()
+    finally:
+        for fd, old in zip((0, 1, 2), saved):
+            os.dup2(old, fd)
+            os.close(old)
+        for fd in made:
+            os.close(fd)
+    _ZYGOTE_STDIO = (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__, sys.__stderr__)
+    sys.stdin = sys.__stdin__ = _CHILD_STDIO[0]
+    sys.stdout = sys.__stdout__ = _CHILD_STDIO[1]
+    sys.stderr = sys.__stderr__ = _CHILD_STDIO[2]
+
+
+def _reliability_guard() -> None:
+    """Call-based semantics of the APPS/human-eval harness: disable destructive functions.
+    Not the security boundary (that is outside the child); it keeps call-based runs comparable."""
+    import builtins
+    import shutil
+    import subprocess
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    builtins.exit = None
+    builtins.quit = None
+    for name in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
+                 "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
+                 "chmod", "chown", "chroot", "lchown", "getcwd", "chdir", "lchflags", "lchmod"):
+        if hasattr(os, name):
+            setattr(os, name, None)
+    shutil.rmtree = None
+    shutil.move = None
+    shutil.chown = None
+    subprocess.Popen = None
+    builtins.help = None
+    for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+        sys.modules[mod] = None
+
+
+def _finish(status: int) -> None:
+    """What the interpreter does at exit: join threads, run atexit, flush stdio; then the last words."""
+    import threading
+
+    try:
+        if len(threading._active) > 1 or threading._limbo or threading._shutdown_locks:
+            threading._shutdown()  # join the threads the program started
+    except BaseException:
+        pass
+    try:
+        import atexit
+
+        if atexit._ncallbacks():
+            atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            if status == 0:
+                status = 120
+    status &= 0xFF
+    try:
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        rc = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = ru.ru_utime + ru.ru_stime - _CPU_AT_START + rc.ru_utime + rc.ru_stime
+        write_all(3, b'{"kind": "done", "status": %d, "cpu": %r, "maxrss": %d}\n' % (
+            status, max(cpu, 0.0), max(ru.ru_maxrss, rc.ru_maxrss) * 1024))
+        for fd in (0, 1, 2, 3):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    except BaseException:
+        pass
+    os._exit(status)
+
+
+def _system_exit_status(e: SystemExit) -> int:
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    if isinstance(code, bool):
+        return int(code)
+    try:
+        sys.stderr.write(f"{code}\n")
+    except BaseException:
+        pass
+    return 1
+
+
+def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
+    """Right after the zygote's fork: fence and set up what does not depend on the test, then wait for it.
+    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (optional)], all numbered >= 5.
+    Never returns."""
+    try:
+        os.setpgid(0, 0)  # its own process group, which the server kills as a whole
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(HARNESS_EXIT)
+        for target in (0, 1, 2, 3):
+            os.dup2(fds[target], target, inheritable=True)
+        os.dup2(fds[4], 4, inheritable=False)
+        if len(fds) > 5:
+            landlock_restrict(fds[5])  # a domain of its own: only its directory, no signals beyond itself
+        os.closerange(5, maxfd)
+        workdir = cfg["workdir"]
+        os.chdir(workdir)
+        home = cfg["workdir_bytes"]  # os.environ's own storage, without its Python-level encoding
+        os.putenv(b"HOME", home)
+        os.putenv(b"TMPDIR", home)
+        os.environ._data[b"HOME"] = os.environ._data[b"TMPDIR"] = home
+        limits = cfg.get("limits")
+        if limits:
+            apply_limits(limits)
+        import builtins
+        import random
+        import types
+
+        random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
+        sys.set_int_max_str_digits(0)
+        sys.setrecursionlimit(1000)
+        sys.path[0] = workdir
+        main = types.ModuleType("__main__")
+        main.__builtins__ = builtins
+        main.__cached__ = None
+        sys.modules["__main__"] = main
+        try:
+            req, blobs = recv_go(4)
+        except EOFError:
+            os._exit(0)  # the server retired this spare
+        os.close(4)
+        import marshal
+
+        code = marshal.loads(blobs[0])
+    except BaseException as e:  # noqa: BLE001
+        _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
+        os._exit(HARNESS_EXIT)
+    child_main(req, code, blobs[1], main, limits)
+
+
+def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | None) -> None:
+    try:
+        global _CPU_AT_START
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        _CPU_AT_START = ru.ru_utime + ru.ru_stime  # the spare's own setup is not the program's time
+        if req["limits"] != limits_applied:
+            apply_limits(req["limits"])
+        import linecache
+
+        filename = req["filename"]
+        source = req["source"]
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        sys.argv = [filename]
+        main.__file__ = filename
+        call = req["mode"] == "call"
+        if call:
+            args = pickle.loads(args_blob)
+            _reliability_guard()
+    except BaseException as e:  # noqa: BLE001 - report anything, never run the program half-fenced
+        _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
+        os._exit(HARNESS_EXIT)
+
+    try:
+        write_all(3, READY_LINE)
+    except Exception:  # noqa: BLE001, S110 - as _report: a closed report pipe only costs the child its verdict
+        pass
+    status = 0
+    try:
+        exec(code, main.__dict__)
+        if call:
+            fn_name = req["fn_name"]
+            sol = main.__dict__.get("Solution")
+            fn = None
+            if isinstance(sol, type) and callable(getattr(sol, fn_name, None)):
+                fn = getattr(sol(), fn_name)
+            elif callable(main.__dict__.get(fn_name)):
+                fn = main.__dict__[fn_name]
+            if fn is None:
+                raise NameError(f"the program defines no function {fn_name!r} (neither at top level nor in "
+                                f"class Solution)")
+            value = fn(*args)
+            try:
+                text = json.dumps(value)
+            except (TypeError, ValueError, RecursionError) as e:
+                raise TypeError(f"return value of type {type(value).__name__} is not JSON-serialisable") from e
+            _report({"kind": "value", "json": text})
+    except SystemExit as e:
+        status = _system_exit_status(e)
+    except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
+        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        try:
+            tb = e.__traceback__
+            tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
+            e.__traceback__ = tb
+            if sys.excepthook is sys.__excepthook__:  # the C hook reads source files itself; we can't
+                import traceback
+
+                traceback.print_exception(e)
+            else:
+                sys.excepthook(type(e), e, tb)
+        except BaseException:
+            pass
+        status = 1
+    _finish(status)
