@@ -24,6 +24,7 @@ from .outcome import PASS
 from .options import rerun_args
 from .report import CaseRecord
 from .state import RunState
+from .transport import LOCATION_PREFIX
 
 RECORD_KEY = "apps"
 
@@ -126,6 +127,8 @@ class CaseItem(pytest.Item):
 
     def teardown(self) -> None:
         self.result = None
+        # the setup or call report has carried the record to the controller; the teardown report need not
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]
 
     def rerun_id(self) -> str:
         """The node id to paste, spelled from where pytest was started. (pytest's own node id lacks the
@@ -145,7 +148,7 @@ class CaseItem(pytest.Item):
         return (self.problem.id, self.candidate.sample)
 
     def _record(self, record: CaseRecord) -> None:
-        self.user_properties.append((RECORD_KEY, record.to_dict()))
+        self.user_properties.append((RECORD_KEY, record.to_json()))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, CaseFailed):
@@ -155,4 +158,4 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, f"APPS problem {self.problem.id} test {self.index}"
+        return self.path, 0, f"{LOCATION_PREFIX}{self.problem.id} test {self.index}"

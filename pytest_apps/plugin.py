@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from . import options
+from . import options, transport
 from .agent import progress_printer
 from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
@@ -129,6 +129,14 @@ class AppsPlugin:
 
         return ProblemScheduling(config, log)
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
+        return transport.pack(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, data: dict[str, Any]) -> Any:
+        return transport.unpack(data)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
@@ -144,13 +152,12 @@ class AppsPlugin:
             return
         # Take our record out before --junitxml sees it: a dict property is noise there.
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
-        if not mine:
-            return
-        report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
-        record = CaseRecord.from_dict(mine[-1])
-        self.records[report.nodeid] = record
-        if self.state.settings.junit_properties:
-            report.user_properties.extend(junit_properties(record))
+        if mine:
+            report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
+            self.records[report.nodeid] = CaseRecord.from_json(mine[-1])
+        # --junitxml writes the properties of the teardown report (which no longer carries the record)
+        if report.when == "teardown" and self.state.settings.junit_properties and report.nodeid in self.records:
+            report.user_properties.extend(junit_properties(self.records[report.nodeid]))
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

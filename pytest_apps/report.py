@@ -6,6 +6,7 @@ with a case that did not run (deselected, -x, --lf) is "incomplete" and scores 0
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,6 +48,18 @@ class CaseRecord:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
         return cls(**data)
+
+    def to_json(self) -> str:
+        """The record as one JSON string: how it travels from an xdist worker to the controller (execnet
+        serialises a string in one step, a dict field by field in Python, once per report)."""
+        return json.dumps({name: getattr(self, name) for name in _RECORD_FIELDS})
+
+    @classmethod
+    def from_json(cls, text: str) -> CaseRecord:
+        return cls(**json.loads(text))
+
+
+_RECORD_FIELDS = tuple(CaseRecord.__dataclass_fields__)
 
 
 @dataclass

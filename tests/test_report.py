@@ -78,3 +78,13 @@ def test_roll_up_is_independent_of_record_order():
     a = summarize([problem("0"), problem("1")], {"0": "a", "1": "b"}, [], recs)
     b = summarize([problem("0"), problem("1")], {"0": "a", "1": "b"}, [], list(reversed(recs)))
     assert a.to_dict() == b.to_dict()
+
+
+def test_case_record_travels_as_json_unchanged():
+    record = CaseRecord(problem="7", case=3, kind="wrong_answer", sample=2, step="call", reason="line 1",
+                        time=0.25, memory=1 << 20, nodeid="s/7.py::sample_2::test_3",
+                        detail={"input": "1 2", "expected": "3", "got": "4", "first_diff": "line 1"})
+    text = record.to_json()
+    assert isinstance(text, str)
+    assert CaseRecord.from_json(text) == record
+    assert CaseRecord.from_json(CaseRecord(problem="1", case=0, kind="pass").to_json()).detail == {}
