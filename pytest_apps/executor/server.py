@@ -19,6 +19,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -80,7 +81,8 @@ class Server:
         self.forking: list[dict] = []  # requested and not yet answered, in order (retired ones included)
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
         self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
-        self.trash: list[str] = []  # their work directories
+        self.trash: list[tuple] = []  # their work directories, (path, its Landlock ruleset fd or None)
+        self.free_dirs: list[tuple] = []  # emptied work directories, ready for the next spares
 
     # -- optional layers, each probed; a failure only removes the layer ---------------------------------
     def setup_layers(self, processes: int) -> None:
@@ -220,10 +222,8 @@ class Server:
     def _request_spare(self) -> None:
         if self.ctl is None:
             self.start_zygote()
-        self.counter += 1
-        workdir = os.path.join(self.base, f"run{self.counter}")
-        os.mkdir(workdir, 0o700)
-        sp = {"workdir": workdir, "pid": None, "pidfd": None}
+        workdir, ruleset = self._workdir()
+        sp = {"workdir": workdir, "ruleset": ruleset, "pid": None, "pidfd": None}
         theirs = []
         try:
             sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
@@ -233,15 +233,15 @@ class Server:
                 theirs.append(w)
             r, sp["go_w"] = os.pipe2(os.O_CLOEXEC)
             theirs.append(r)
-            if self.landlock is not None:
-                theirs.append(self.landlock.for_workdir(workdir))
+            if ruleset is not None:
+                theirs.append(ruleset)  # the zygote gets a copy; ours stays with the directory
             socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
                                                       "limits": self.limits})], theirs)
         except OSError:
             self._retire(sp)
             raise
         finally:
-            for fd in theirs[1:]:
+            for fd in theirs[1:5]:
                 os.close(fd)
         self.spares.append(sp)
         self.forking.append(sp)
@@ -299,7 +299,42 @@ class Server:
                     os.close(fd)
                 except OSError:
                     pass
-        self._remove(sp["workdir"])
+        self._drop_workdir(sp["workdir"], sp.get("ruleset"))
+
+    def _workdir(self) -> tuple[str, int | None]:
+        """A fresh, empty work directory and its Landlock ruleset: a reused one (made empty after its last
+        test: a ruleset is bound to the directory's inode, so keeping the directory keeps the ruleset), or a
+        new one."""
+        if self.free_dirs:
+            return self.free_dirs.pop()
+        self.counter += 1
+        path = os.path.join(self.base, f"run{self.counter}")
+        os.mkdir(path, 0o700)
+        try:
+            return path, (self.landlock.for_workdir(path) if self.landlock is not None else None)
+        except OSError:
+            os.rmdir(path)
+            raise
+
+    def _recycle(self, path: str, ruleset: int | None) -> None:
+        """After its test (and everything the test started) is gone: empty the directory for another test."""
+        try:
+            if not stat.S_ISDIR(os.lstat(path).st_mode):  # replaced (possible only without Landlock)
+                raise OSError("not a directory any more")
+            os.chmod(path, 0o700)  # the program may have changed it
+            if os.listdir(path):
+                self._clear(path)
+            if len(self.free_dirs) < SPARES + 2 and not os.listdir(path):
+                self.free_dirs.append((path, ruleset))
+                return
+        except OSError:
+            pass
+        self._drop_workdir(path, ruleset)
+
+    def _drop_workdir(self, path: str, ruleset: int | None) -> None:
+        if ruleset is not None:
+            os.close(ruleset)
+        self._remove(path)
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -330,7 +365,7 @@ class Server:
                 fd = sp.pop(k, None)
                 if fd is not None:
                     os.close(fd)
-            self.trash.append(sp["workdir"])
+            self.trash.append((sp["workdir"], sp["ruleset"]))
             self.ended.append(sp)
 
     def settle(self, timeout: float = EXIT_WAIT) -> None:
@@ -350,7 +385,7 @@ class Server:
         self.ended.clear()
         self._sweep()
         while self.trash:
-            self._remove(self.trash.pop())
+            self._recycle(*self.trash.pop())
 
     @staticmethod
     def _gone(pid: int) -> bool:
@@ -651,16 +686,28 @@ class Server:
         try:
             os.rmdir(path)
         except OSError:
+            self._clear(path)
             shutil.rmtree(path, ignore_errors=True)
-            if os.path.exists(path):  # read-only dirs made by the program
-                for root, dirs, _ in os.walk(path):
-                    for d in dirs:
-                        try:
-                            os.chmod(os.path.join(root, d), 0o700)
-                        except OSError:
-                            pass
-                shutil.rmtree(path, ignore_errors=True)
 
+    @staticmethod
+    def _clear(path: str) -> None:
+        """Remove everything inside `path` (read-only folders the program made included)."""
+        for root, dirs, _ in os.walk(path):  # (os.walk lists symlinks to folders in dirs; never follow them)
+            for d in dirs:
+                p = os.path.join(root, d)
+                try:
+                    if stat.S_ISDIR(os.lstat(p).st_mode):
+                        os.chmod(p, 0o700)
+                except OSError:
+                    pass
+        for entry in os.scandir(path):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
 
     def cleanup(self) -> None:
         while self.spares:
@@ -676,6 +723,8 @@ class Server:
             self.zygote_pid = None
         self.settle(timeout=1.0)
         self._sweep()
+        while self.free_dirs:
+            self._drop_workdir(*self.free_dirs.pop())
         shutil.rmtree(self.base, ignore_errors=True)
         if self.landlock is not None:
             self.landlock.close()

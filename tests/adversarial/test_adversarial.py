@@ -280,6 +280,33 @@ def test_no_way_into_the_next_tests_directory(ex):
         assert run(ex, "import os\nprint(os.listdir('.'))").stdout == "[]\n"
 
 
+def test_a_mess_left_behind_is_gone_before_the_folder_serves_again(ex):
+    """Work folders are reused (with their Landlock rulesets); whatever a program leaves there is removed,
+    without following its symlinks, before another test gets the folder."""
+    etc_mode = os.stat("/etc").st_mode
+    mess = """
+    import os
+    os.symlink("/etc", "etc")
+    os.symlink("/etc/passwd", "passwd")
+    os.makedirs("deep/er/est")
+    open("deep/er/est/f", "w").write("x")
+    os.mkdir("locked")
+    open("locked/f", "w").write("x")
+    os.symlink("/etc", "locked/etc")
+    os.chmod("locked", 0)
+    os.mkfifo("fifo")
+    open(".hidden", "w").write("x")
+    os.chmod(".", 0o500)
+    print(len(os.listdir(".")))
+    """
+    for _ in range(3):
+        assert run(ex, mess).stdout == "6\n"
+    seen = [run(ex, "import os\nprint(os.getcwd(), os.listdir('.'))").stdout.split() for _ in range(2 * SPARES + 4)]
+    assert all(listing == "[]" for _, listing in seen), seen
+    assert len({cwd for cwd, _ in seen}) < len(seen)  # folders were indeed reused
+    assert os.stat("/etc").st_mode == etc_mode and os.path.exists("/etc/passwd")
+
+
 def test_exit_before_printing(ex):
     o = run(ex, "import os\nos._exit(0)\nprint(42)")
     assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, "")
