@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +27,34 @@ def indent(text: str, prefix: str = "    ") -> str:
 def write_case_files(folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:
     """Write a failing case's input (as the program read it) and expected output for debugging by hand:
     `<folder>/<problem>/<test>.in` and `<test>.expected`. Returns the input's path."""
-    target = folder / _safe(problem.id)
-    target.mkdir(parents=True, exist_ok=True)
+    target = os.path.join(folder, _safe(problem.id))
+    if target not in _MADE:  # one mkdir per problem, not per failing case
+        os.makedirs(target, exist_ok=True)
+        _MADE.add(target)
     raw = result.input
     stdin = stdin_text(raw) if problem.fmt == STDIN else jsontext.dumps(call_args(raw)) + "\n"
-    path = target / f"{index}.in"
-    path.write_text(stdin, encoding="utf-8")
-    (target / f"{index}.expected").write_text(show(result.expected), encoding="utf-8")
-    return path
+    path = os.path.join(target, f"{index}.in")
+    _write(path, stdin)
+    _write(os.path.join(target, f"{index}.expected"), show(result.expected))
+    return Path(path)
+
+
+_MADE: set[str] = set()
+
+
+def _write(path: str, text: str) -> None:
+    """A whole small file in one system call (a failing case costs its worker no text-file machinery)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    except FileNotFoundError:  # the folder went away during the run
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        data = memoryview(text.encode("utf-8", "surrogateescape"))
+        while data:
+            data = data[os.write(fd, data):]
+    finally:
+        os.close(fd)
 
 
 def _safe(name: str) -> str:

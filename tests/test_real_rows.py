@@ -38,6 +38,13 @@ def orphaned_servers() -> set[int]:
     return found
 
 
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return f"{pid} (gone)"
+
+
 def descendants_of(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -71,7 +78,7 @@ def candidate_folder(shared: Path, folder: Path, picks: dict[str, str]) -> None:
 
 
 def test_reference_solutions_pass_every_test_and_leave_no_process(pytester: pytest.Pytester, shared_data: Path):
-    before = orphaned_servers()
+    before, ours_before = orphaned_servers(), descendants_of(os.getpid())  # (other tests' executors may be alive)
     result = run(pytester, *args_for(shared_data, pytester, "--apps-candidates", "reference", "--apps-samples", "1",
                                      "--apps-max-tests", "0", "-n", "2"))
     report = read_report(pytester)
@@ -83,7 +90,8 @@ def test_reference_solutions_pass_every_test_and_leave_no_process(pytester: pyte
     assert {"15", "16"} <= {p["id"] for p in with_code}
     assert result.ret == 0 or result.parseoutcomes().get("failed", 0) == 0
     assert orphaned_servers() <= before, "an executor server outlived its pytest run"
-    assert not descendants_of(os.getpid()) - {os.getpid()}, "a process started by the run is still alive"
+    left = descendants_of(os.getpid()) - ours_before - {os.getpid()}
+    assert not left, f"processes started by the run are still alive: {[cmdline(p) for p in left]}"
 
 
 def test_known_right_pass_known_wrong_fail_serial_and_parallel(pytester: pytest.Pytester, shared_data: Path):
