@@ -82,6 +82,18 @@ def prepare_child_state() -> None:
     sys.stdin = sys.__stdin__ = _CHILD_STDIO[0]
     sys.stdout = sys.__stdout__ = _CHILD_STDIO[1]
     sys.stderr = sys.__stderr__ = _CHILD_STDIO[2]
+    # as `python prog.py` starts: no limit on int/str conversion (APPS data needs it), the default recursion
+    # limit, the program's folder first on sys.path (each child puts its own there), an empty __main__
+    import builtins
+    import types
+
+    sys.set_int_max_str_digits(0)
+    sys.setrecursionlimit(1000)
+    sys.path.insert(0, "")
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    main.__cached__ = None
+    sys.modules["__main__"] = main
 
 
 def _reliability_guard() -> None:
@@ -186,18 +198,11 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         limits = cfg.get("limits")
         if limits:
             apply_limits(limits)
-        import builtins
         import random
-        import types
 
         random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
-        sys.set_int_max_str_digits(0)
-        sys.setrecursionlimit(1000)
         sys.path[0] = workdir
-        main = types.ModuleType("__main__")
-        main.__builtins__ = builtins
-        main.__cached__ = None
-        sys.modules["__main__"] = main
+        main = sys.modules["__main__"]  # made empty by prepare_child_state()
         try:
             req, blobs = recv_go(4)
         except EOFError:
