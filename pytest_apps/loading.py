@@ -193,14 +193,21 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
 
 
 def _fingerprint(files: list[Path]) -> str:
-    """A cheap identity of local files: size, mtime and a hash of the first MiB (no full read)."""
+    """A cheap identity of local files: size, mtime to the nanosecond, and a hash of the first and the last
+    MiB (no full read of a gigabyte file; an edit changes the mtime, and a same-size rewrite within one
+    timestamp tick would have to leave both ends alone)."""
     if len(files) == 1:
         f = files[0]
         st = f.stat()
+        h = hashlib.blake2b(digest_size=6)
         with open(f, "rb") as fh:
-            head = hashlib.blake2b(fh.read(1 << 20), digest_size=6).hexdigest()
-        mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return f"size={st.st_size},mtime={mtime},head={head}"
+            h.update(fh.read(1 << 20))
+            if st.st_size > 1 << 20:
+                fh.seek(max(1 << 20, st.st_size - (1 << 20)))
+                h.update(fh.read(1 << 20))
+        seconds, ns = divmod(st.st_mtime_ns, 1_000_000_000)
+        mtime = datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + f".{ns:09d}Z"
+        return f"size={st.st_size},mtime={mtime},ends={h.hexdigest()}"
     h = hashlib.blake2b(digest_size=8)
     total = 0
     for f in files:

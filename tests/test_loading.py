@@ -80,6 +80,21 @@ def test_jsonl_rows_are_plain_dicts_in_codeparrot_schema(tmp_path):
     assert source.resolved_revision and "size=" in source.resolved_revision
 
 
+def test_fingerprint_sees_an_edit_past_the_first_mib_in_the_same_second(tmp_path):
+    """The fingerprint keys the problem-index cache: a stale one would evaluate against old rows."""
+    path = tmp_path / "rows.jsonl"
+    body = bytearray(json.dumps({**ROWS[0], "question": "x" * (3 << 20)}).encode() + b"\n")
+    path.write_bytes(body)
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    before = open_rows(str(path))[0].resolved_revision
+    body[-100] = ord("y")  # same size, near the end (inside the question)
+    path.write_bytes(body)
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_001))  # one nanosecond later
+    assert open_rows(str(path))[0].resolved_revision != before
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))  # even with the old mtime
+    assert open_rows(str(path))[0].resolved_revision != before
+
+
 def test_fields_are_normalised(tmp_path):
     raw = {
         "id": "42",  # some saved copies renamed problem_id to id, or wrote it as a string
