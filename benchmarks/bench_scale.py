@@ -367,9 +367,8 @@ def main() -> None:
         line("  the same with -n 2 (warm)", f"{warm2:.2f} s", "")
 
         rounds = opts.rounds or 3
-        print(f"\n3. throughput on CPU-bound candidates (~20 ms per test), {tp_problems} problems x ~20 tests: "
-              f"-n 1 and -n 2 alternated, {rounds} of each; each ratio is of two neighbouring runs, which "
-              f"cancels this machine's drift in speed")
+        print(f"\n3. throughput on CPU-bound candidates (~20 ms per test), {tp_problems} problems x ~20 tests;\n"
+              f"   -n 1 and -n 2 alternate, {rounds} runs of each; a ratio is of two neighbouring runs")
         seq = ["1", "2"] * rounds
         rates, machine = [], []
         for i, n in enumerate(seq):
@@ -390,7 +389,7 @@ def main() -> None:
         ratios = [(rates[i + 1] / rates[i]) if seq[i] == "1" else (rates[i] / rates[i + 1])
                   for i in range(len(seq) - 1)]
         ratio = statistics.median(ratios)
-        line("-n 2 / -n 1 of neighbouring runs", " ".join(f"{x:.2f}" for x in ratios), "")
+        print(f"  -n 2 / -n 1 of neighbouring runs: {', '.join(f'{x:.2f}' for x in ratios)}")
         line("-n 2 / -n 1, median", f"{ratio:.2f}x", f">= {TARGET_RATIO}x", ratio >= TARGET_RATIO)
         line("  the machine's own ceiling, median (no pytest)", f"{statistics.median(machine):.2f}x", "")
     finally:
