@@ -314,6 +314,25 @@ def test_restart_after_server_death():
         assert ex.run_stdin(P("print(4)"), "").stdout == "4\n"
 
 
+def test_new_zygote_after_the_zygote_dies():
+    """The zygote forks the children; if it dies (its children die with it), the server starts another."""
+    with Executor(Limits(timeout=2)) as ex:
+        assert ex.run_stdin(P("print(1)"), "").stdout == "1\n"
+        server, zygote = ex._stats()["pid"], ex._stats()["zygote"]
+        os.kill(zygote, signal.SIGKILL)  # between tests: the waiting spares go with it
+        time.sleep(0.05)
+        assert ex.run_stdin(P("print(2)"), "").stdout == "2\n"
+        stats = ex._stats()
+        assert stats["pid"] == server and stats["zygote"] not in (None, zygote)
+        threading.Timer(0.3, os.kill, (stats["zygote"], signal.SIGKILL)).start()  # during a test
+        start = time.monotonic()
+        o = ex.run_stdin(P("import time\ntime.sleep(1.5)\nprint(3)"), "")
+        assert o.status == RUN_SIGNALED and o.signal == signal.SIGKILL and o.stdout == "", o
+        assert time.monotonic() - start < 1.4  # it died with its parent, and the server saw it at once
+        assert ex.run_stdin(P("print(4)"), "").stdout == "4\n"
+        assert ex._stats()["pid"] == server
+
+
 def test_restart_after_server_hang():
     with Executor(Limits(timeout=0.5)) as ex:
         ex.server_margin = 0.5

@@ -9,24 +9,19 @@ left behind (it is their subreaper), and answers with plain data about what it s
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import json
 import marshal
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
-import stat
-import sys
-import tempfile
 import time
 
-from . import fence
+from . import reaper, workdirs
 from .compiler import Compiler
-from .fence import CLONE_NEWNET, CLONE_NEWUSER, PR_SET_CHILD_SUBREAPER, LandlockRules, prctl
+from .fence import PR_SET_CHILD_SUBREAPER, prctl
+from .layers import Layers
 from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY,
                        RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
 from .zygote import zygote_main
@@ -54,10 +49,10 @@ class Server:
         self.compiler = Compiler()
         self.runs = 0
         self.limits = limits  # what the spares apply before their test arrives (a test may ask for others)
-        self.layers = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
-        self._remove_stale()
-        self.base = tempfile.mkdtemp(prefix=f"pytest-apps-exec-{self.pid}-")
-        os.chmod(self.base, 0o711)
+        workdirs.remove_stale()
+        self.base = workdirs.make_base(self.pid)
+        self.dirs = workdirs.WorkDirs(self.base, keep=SPARES + 2)
+        self.layers = Layers()
         try:
             self.maxfd = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
             if self.maxfd == resource.RLIM_INFINITY or self.maxfd > 1 << 20:
@@ -66,15 +61,9 @@ class Server:
             self.maxfd = 65536
         try:
             prctl(PR_SET_CHILD_SUBREAPER, 1)
-            self.layers.append("subreaper")
+            self.layers.names.append("subreaper")
         except OSError:
             pass
-        self.landlock: LandlockRules | None = None
-        self.drop_caps = False
-        self.cgroup_dir = None
-        self.cgroup_fd = None
-        self.layer_errors: dict[str, str] = {}
-        self.counter = 0
         self.ctl: socket.socket | None = None  # the zygote's control socket
         self.zygote_pid: int | None = None
         self.spares: list[dict] = []  # requested from the zygote, oldest first
@@ -82,113 +71,12 @@ class Server:
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
         self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
         self.trash: list[tuple] = []  # their work directories, (path, its Landlock ruleset fd or None)
-        self.free_dirs: list[tuple] = []  # emptied work directories, ready for the next spares
 
-    # -- optional layers, each probed; a failure only removes the layer ---------------------------------
     def setup_layers(self, processes: int) -> None:
-        try:
-            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
-            uid, gid = os.getuid(), os.getgid()
-            if fence.libc.unshare(flags) != 0:
-                raise OSError(ctypes.get_errno(), "unshare")
-            if flags & CLONE_NEWUSER:
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                                   ("gid_map", f"{gid} {gid} 1")):
-                    try:
-                        with open(f"/proc/self/{name}", "w") as f:
-                            f.write(text)
-                    except OSError:
-                        pass
-            self.layers.append("netns")
-        except OSError as e:
-            self.layer_errors["netns"] = str(e)
-        if os.geteuid() == 0 and processes > 0:
-            self._setup_pids_cgroup(processes)
-        if os.geteuid() == 0 and self._probe(drop_caps=True):
-            self.drop_caps = True
-            self.layers.append("no-caps")
-        abi = fence.landlock_abi()
-        if abi:
-            try:
-                rules = LandlockRules(abi, self._read_paths(), ["/dev/null", "/dev/zero"])
-                fd = rules.for_workdir(self.base)
-                try:
-                    ok = self._probe(landlock_fd=fd, drop_caps=self.drop_caps)
-                finally:
-                    os.close(fd)
-                if ok:
-                    self.landlock = rules
-                    self.layers.append(f"landlock-abi{abi}")
-                else:
-                    rules.close()
-            except OSError as e:
-                self.layer_errors["landlock"] = str(e)
-        else:
-            self.layer_errors["landlock"] = "not available (kernel or architecture)"
-
-    def _setup_pids_cgroup(self, processes: int) -> None:
-        for root in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
-            if not os.path.isdir(root):
-                continue
-            path = os.path.join(root, f"pytest-apps-{self.pid}")
-            try:
-                os.mkdir(path)
-            except OSError as e:
-                self.layer_errors["pids-cgroup"] = str(e)
-                continue
-            try:
-                if not os.path.exists(os.path.join(path, "pids.max")):
-                    raise OSError(errno.ENOENT, "no pids controller here")
-                with open(os.path.join(path, "pids.max"), "w") as f:
-                    # also in the cgroup during a run: the zygote, the spares waiting for the next tests, and
-                    # up to two children that have exited and wait to be reaped
-                    f.write(str(processes + SPARES + 3))
-                self.cgroup_fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
-                self.cgroup_dir = path
-                self.layers.append("pids-cgroup")
-                return
-            except OSError as e:
-                self.layer_errors["pids-cgroup"] = str(e)
-                try:
-                    os.rmdir(path)
-                except OSError:
-                    pass
-
-    def _read_paths(self) -> list[str]:
-        paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-                 "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev/urandom", "/dev/random",
-                 "/dev/full", "/proc/sys/kernel/random", "/sys/devices/system/cpu"}
-        prefixes = tuple(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix,
-                                                              "/usr/"))
-        for p in sys.path:
-            rp = os.path.realpath(p) if p else ""
-            if rp and (rp + os.sep).startswith(prefixes) and ("site-packages" in rp or "dist-packages" in rp
-                                                               or "python3" in rp):
-                paths.add(rp)
-        return sorted(p for p in paths if os.path.exists(p))
-
-    def _probe(self, **fenced) -> bool:
-        """Fork a child that applies the fence and checks it can still import; True if it worked."""
-        pid = os.fork()
-        if pid == 0:
-            try:
-                fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
-                if fenced.get("drop_caps"):
-                    fence.drop_capabilities()
-                if fenced.get("landlock_fd") is not None:
-                    fence.landlock_restrict(fenced["landlock_fd"])
-                    try:
-                        open("/proc/1/environ").close()
-                        os._exit(3)
-                    except OSError:
-                        pass
-                import email.mime.text  # noqa: F401 - a stdlib import that is not preloaded
-
-                os._exit(0)
-            except BaseException:
-                os._exit(2)
-        _, status = os.waitpid(pid, 0)
-        return os.waitstatus_to_exitcode(status) == 0
+        # in the pids cgroup beside a test's own processes: the zygote, the spares waiting for the next
+        # tests, and up to two children that have exited and wait to be reaped
+        self.layers.setup(self.base, processes, extra_pids=1 + SPARES + 2)
+        self.dirs.landlock = self.layers.landlock
 
     # -- the zygote and its children ------------------------------------------------------------------
     def start_zygote(self) -> None:
@@ -197,7 +85,7 @@ class Server:
         if pid == 0:
             try:
                 ours.close()
-                zygote_main(theirs, self.pid, self.cgroup_fd, self.drop_caps, self.maxfd)
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, self.layers.drop_caps, self.maxfd)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -222,7 +110,7 @@ class Server:
     def _request_spare(self) -> None:
         if self.ctl is None:
             self.start_zygote()
-        workdir, ruleset = self._workdir()
+        workdir, ruleset = self.dirs.take()
         sp = {"workdir": workdir, "ruleset": ruleset, "pid": None, "pidfd": None}
         theirs = []
         try:
@@ -275,6 +163,22 @@ class Server:
             waiting["failed"] = str(m[1])
         return True
 
+    def _live_spare(self) -> dict:
+        """A spare whose process is alive (the zygote may have died since, and its children with it)."""
+        for _ in range(3):
+            try:
+                while self.ctl is not None and self._pump(0.0):  # notices a zygote that has gone
+                    pass
+                sp = self._take_spare()
+            except ZygoteGone:
+                continue  # the next attempt starts a new zygote
+            pidfd = sp["pidfd"]
+            if (select.select([pidfd], [], [], 0)[0] if pidfd is not None else reaper.gone(sp["pid"])):
+                self._retire(sp)
+                continue
+            return sp
+        raise OSError("no child could be started (the zygote keeps dying)")
+
     def _take_spare(self) -> dict:
         if not self.spares:
             self._request_spare()
@@ -299,42 +203,7 @@ class Server:
                     os.close(fd)
                 except OSError:
                     pass
-        self._drop_workdir(sp["workdir"], sp.get("ruleset"))
-
-    def _workdir(self) -> tuple[str, int | None]:
-        """A fresh, empty work directory and its Landlock ruleset: a reused one (made empty after its last
-        test: a ruleset is bound to the directory's inode, so keeping the directory keeps the ruleset), or a
-        new one."""
-        if self.free_dirs:
-            return self.free_dirs.pop()
-        self.counter += 1
-        path = os.path.join(self.base, f"run{self.counter}")
-        os.mkdir(path, 0o700)
-        try:
-            return path, (self.landlock.for_workdir(path) if self.landlock is not None else None)
-        except OSError:
-            os.rmdir(path)
-            raise
-
-    def _recycle(self, path: str, ruleset: int | None) -> None:
-        """After its test (and everything the test started) is gone: empty the directory for another test."""
-        try:
-            if not stat.S_ISDIR(os.lstat(path).st_mode):  # replaced (possible only without Landlock)
-                raise OSError("not a directory any more")
-            os.chmod(path, 0o700)  # the program may have changed it
-            if os.listdir(path):
-                self._clear(path)
-            if len(self.free_dirs) < SPARES + 2 and not os.listdir(path):
-                self.free_dirs.append((path, ruleset))
-                return
-        except OSError:
-            pass
-        self._drop_workdir(path, ruleset)
-
-    def _drop_workdir(self, path: str, ruleset: int | None) -> None:
-        if ruleset is not None:
-            os.close(ruleset)
-        self._remove(path)
+        self.dirs.drop(sp["workdir"], sp.get("ruleset"))
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -349,10 +218,7 @@ class Server:
             self.limits = req["limits"]
             while self.spares:
                 self._retire(self.spares.pop())
-        try:
-            sp = self._take_spare()
-        except ZygoteGone:
-            sp = self._take_spare()  # once more, with a new zygote
+        sp = self._live_spare()
         try:
             view, at = memoryview(stdin_data), 0
             while at < len(view):
@@ -380,21 +246,12 @@ class Server:
                 select.select([pidfd], [], [], max(0.0, end - time.monotonic()))
                 os.close(pidfd)
             else:
-                while not self._gone(sp["pid"]) and time.monotonic() < end:
+                while not reaper.gone(sp["pid"]) and time.monotonic() < end:
                     time.sleep(0.001)
         self.ended.clear()
         self._sweep()
         while self.trash:
-            self._recycle(*self.trash.pop())
-
-    @staticmethod
-    def _gone(pid: int) -> bool:
-        """Without a pidfd: has `pid` exited (a zombie waiting for the zygote, or reaped)?"""
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-        except (OSError, IndexError):
-            return True
+            self.dirs.recycle(*self.trash.pop())
 
     def after_run(self) -> None:
         """Off the critical path (after the answer is sent): ask for the spares of the next tests."""
@@ -411,7 +268,10 @@ class Server:
         pid, pidfd = sp["pid"], sp["pidfd"]
         out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
         t0 = time.monotonic()
-        send_go(sp["go_w"], go, go_blobs)
+        try:
+            send_go(sp["go_w"], go, go_blobs)
+        except BrokenPipeError:  # it died (with its zygote) since it was found alive: its exit says so below
+            pass
         os.close(sp.pop("go_w"))
         out = bytearray()
         err = bytearray()
@@ -457,7 +317,7 @@ class Server:
                 reason = RUN_OUTPUT_LIMIT
                 break
             if pidfd is None and not open_fds:
-                exited = self._gone(pid)
+                exited = reaper.gone(pid)
             if exited:
                 break
             if not open_fds and self._done(rep) is not None:
@@ -587,127 +447,15 @@ class Server:
             del out[lim["output"]:]
         return res, bytes(out)
 
-    @staticmethod
-    def _remove_stale() -> None:
-        """Directories and cgroups left by servers that were killed (their pid is in the name)."""
-        import glob
-
-        for path in glob.glob(os.path.join(tempfile.gettempdir(), "pytest-apps-exec-*-*")) + glob.glob(
-                "/sys/fs/cgroup/pids/pytest-apps-*"):
-            try:
-                pid = int(os.path.basename(path).split("-")[-2 if "exec" in path else -1])
-            except ValueError:
-                continue
-            if os.path.exists(f"/proc/{pid}"):
-                continue
-            if path.startswith("/sys/"):
-                try:
-                    os.rmdir(path)
-                except OSError:
-                    pass
-            else:
-                shutil.rmtree(path, ignore_errors=True)
-
-    def _children(self) -> list[int]:
-        # os.read rather than open(): no text-file objects built twice per test (allocations dirty pages
-        # the spares share, and each dirtied page costs a copy-on-write fault)
-        try:
-            fd = os.open(self.children_path, os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return []
-        try:
-            chunks = []
-            while True:
-                b = os.read(fd, 1 << 16)
-                if not b:
-                    break
-                chunks.append(b)
-        except OSError:
-            return []
-        finally:
-            os.close(fd)
-        return [int(x) for x in b"".join(chunks).split()]
-
-    def _live_children(self) -> list[int]:
-        """Our children other than the zygote (orphans of finished tests), after reaping the exited ones."""
-        live = []
-        for k in self._children():
-            if k == self.zygote_pid:
-                continue
-            try:
-                if os.waitpid(k, os.WNOHANG)[0] == 0:
-                    live.append(k)
-            except ChildProcessError:
-                pass
-        return live
-
-    def _descendants(self, roots: list[int]) -> list[int]:
-        seen, stack = [], list(roots)
-        while stack:
-            p = stack.pop()
-            seen.append(p)
-            try:
-                for tid in os.listdir(f"/proc/{p}/task"):
-                    with open(f"/proc/{p}/task/{tid}/children") as f:
-                        stack.extend(int(x) for x in f.read().split())
-            except OSError:
-                pass
-        return seen
-
     def _sweep(self) -> int:
-        """Kill and reap every process the runs left behind (orphans are re-parented to us)."""
-        killed = 0
-        for _ in range(200):
-            kids = self._live_children()
-            if not kids:
-                return killed
-            for p in self._descendants(kids):
-                try:
-                    os.kill(p, signal.SIGSTOP)
-                except OSError:
-                    pass
-            for p in self._descendants(kids):
-                try:
-                    os.kill(p, signal.SIGKILL)
-                    killed += 1
-                except OSError:
-                    pass
-            time.sleep(0.001)
-        self._live_children()
-        return killed
+        return reaper.sweep(self.children_path, keep=self.zygote_pid)
 
-    def _kill(self, pid: int) -> None:
+    @staticmethod
+    def _kill(pid: int) -> None:
         try:
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-
-    def _remove(self, path: str) -> None:
-        try:
-            os.rmdir(path)
-        except OSError:
-            self._clear(path)
-            shutil.rmtree(path, ignore_errors=True)
-
-    @staticmethod
-    def _clear(path: str) -> None:
-        """Remove everything inside `path` (read-only folders the program made included)."""
-        for root, dirs, _ in os.walk(path):  # (os.walk lists symlinks to folders in dirs; never follow them)
-            for d in dirs:
-                p = os.path.join(root, d)
-                try:
-                    if stat.S_ISDIR(os.lstat(p).st_mode):
-                        os.chmod(p, 0o700)
-                except OSError:
-                    pass
-        for entry in os.scandir(path):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(entry.path)
-                except OSError:
-                    pass
 
     def cleanup(self) -> None:
         while self.spares:
@@ -723,17 +471,8 @@ class Server:
             self.zygote_pid = None
         self.settle(timeout=1.0)
         self._sweep()
-        while self.free_dirs:
-            self._drop_workdir(*self.free_dirs.pop())
-        shutil.rmtree(self.base, ignore_errors=True)
-        if self.landlock is not None:
-            self.landlock.close()
-        if self.cgroup_dir:
-            try:
-                os.close(self.cgroup_fd)
-                os.rmdir(self.cgroup_dir)
-            except OSError:
-                pass
+        self.dirs.close()
+        self.layers.close()
 
     def serve(self) -> None:
         while True:
@@ -762,7 +501,7 @@ class Server:
                 except ZygoteGone:
                     pass
                 send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs, "pid": self.pid,
-                                      "zygote": self.zygote_pid, "layers": self.layers})
+                                      "zygote": self.zygote_pid, "layers": self.layers.names})
             elif op == "exit":
                 return
             else:
@@ -785,9 +524,9 @@ def main() -> None:
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile
-        send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers,
-                         "layer_errors": server.layer_errors, "base": server.base,
-                         "cgroup": server.cgroup_dir})
+        send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers.names,
+                         "layer_errors": server.layers.errors, "base": server.base,
+                         "cgroup": server.layers.cgroup_dir})
         server.after_run()
         server.serve()
     finally:

@@ -1,0 +1,145 @@
+"""The optional isolation layers, each probed once in the server; a failure only removes the layer.
+
+No network (a network namespace, in a user namespace when not root), a pids cgroup (root only), no
+capabilities (root only), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
+the report header.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import sys
+
+from . import fence
+from .fence import CLONE_NEWNET, CLONE_NEWUSER, LandlockRules
+
+BASE_LAYERS = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
+
+
+class Layers:
+    def __init__(self) -> None:
+        self.names = list(BASE_LAYERS)
+        self.errors: dict[str, str] = {}
+        self.landlock: LandlockRules | None = None
+        self.drop_caps = False
+        self.cgroup_dir: str | None = None
+        self.cgroup_fd: int | None = None
+
+    def setup(self, base: str, processes: int, extra_pids: int) -> None:
+        """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
+        cgroup during a run (the zygote, waiting spares, exited children not yet reaped)."""
+        try:
+            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+            uid, gid = os.getuid(), os.getgid()
+            if fence.libc.unshare(flags) != 0:
+                raise OSError(ctypes.get_errno(), "unshare")
+            if flags & CLONE_NEWUSER:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                                   ("gid_map", f"{gid} {gid} 1")):
+                    try:
+                        with open(f"/proc/self/{name}", "w") as f:
+                            f.write(text)
+                    except OSError:
+                        pass
+            self.names.append("netns")
+        except OSError as e:
+            self.errors["netns"] = str(e)
+        if os.geteuid() == 0 and processes > 0:
+            self._setup_pids_cgroup(processes + extra_pids)
+        if os.geteuid() == 0 and _probe(drop_caps=True):
+            self.drop_caps = True
+            self.names.append("no-caps")
+        abi = fence.landlock_abi()
+        if not abi:
+            self.errors["landlock"] = "not available (kernel or architecture)"
+            return
+        try:
+            rules = LandlockRules(abi, read_paths(), ["/dev/null", "/dev/zero"])
+            fd = rules.for_workdir(base)
+            try:
+                ok = _probe(landlock_fd=fd, drop_caps=self.drop_caps)
+            finally:
+                os.close(fd)
+            if ok:
+                self.landlock = rules
+                self.names.append(f"landlock-abi{abi}")
+            else:
+                rules.close()
+        except OSError as e:
+            self.errors["landlock"] = str(e)
+
+    def _setup_pids_cgroup(self, pids_max: int) -> None:
+        for root in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
+            if not os.path.isdir(root):
+                continue
+            path = os.path.join(root, f"pytest-apps-{os.getpid()}")
+            try:
+                os.mkdir(path)
+            except OSError as e:
+                self.errors["pids-cgroup"] = str(e)
+                continue
+            try:
+                if not os.path.exists(os.path.join(path, "pids.max")):
+                    raise OSError(errno.ENOENT, "no pids controller here")
+                with open(os.path.join(path, "pids.max"), "w") as f:
+                    f.write(str(pids_max))
+                self.cgroup_fd = os.open(os.path.join(path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+                self.cgroup_dir = path
+                self.names.append("pids-cgroup")
+                return
+            except OSError as e:
+                self.errors["pids-cgroup"] = str(e)
+                try:
+                    os.rmdir(path)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        if self.landlock is not None:
+            self.landlock.close()
+        if self.cgroup_dir:
+            try:
+                os.close(self.cgroup_fd)
+                os.rmdir(self.cgroup_dir)
+            except OSError:
+                pass
+
+
+def read_paths() -> list[str]:
+    """What a child may read: the interpreter, its libraries and packages, a few system folders."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev/urandom", "/dev/random",
+             "/dev/full", "/proc/sys/kernel/random", "/sys/devices/system/cpu"}
+    prefixes = tuple(os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/"))
+    for p in sys.path:
+        rp = os.path.realpath(p) if p else ""
+        if rp and (rp + os.sep).startswith(prefixes) and ("site-packages" in rp or "dist-packages" in rp
+                                                           or "python3" in rp):
+            paths.add(rp)
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def _probe(**fenced) -> bool:
+    """Fork a child that applies the fence and checks it can still import; True if it worked."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
+            if fenced.get("drop_caps"):
+                fence.drop_capabilities()
+            if fenced.get("landlock_fd") is not None:
+                fence.landlock_restrict(fenced["landlock_fd"])
+                try:
+                    open("/proc/1/environ").close()
+                    os._exit(3)
+                except OSError:
+                    pass
+            import email.mime.text  # noqa: F401 - a stdlib import that is not preloaded
+
+            os._exit(0)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0

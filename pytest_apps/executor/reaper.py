@@ -1,0 +1,89 @@
+"""Finding and killing what a test left behind. The server is a child subreaper: when a test's child is
+gone, every process it started that is still alive (a daemon in another process group, say) has been
+re-parented to the server, where these functions find it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+
+def children(children_path: str) -> list[int]:
+    """The pids listed in /proc/<pid>/task/<tid>/children."""
+    try:
+        fd = os.open(children_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 16)
+            if not b:
+                break
+            chunks.append(b)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    return [int(x) for x in b"".join(chunks).split()]
+
+
+def live_children(children_path: str, keep: int | None) -> list[int]:
+    """Our children other than `keep` (the zygote), after reaping the exited ones."""
+    live = []
+    for k in children(children_path):
+        if k == keep:
+            continue
+        try:
+            if os.waitpid(k, os.WNOHANG)[0] == 0:
+                live.append(k)
+        except ChildProcessError:
+            pass
+    return live
+
+
+def descendants(roots: list[int]) -> list[int]:
+    seen, stack = [], list(roots)
+    while stack:
+        p = stack.pop()
+        seen.append(p)
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack.extend(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return seen
+
+
+def sweep(children_path: str, keep: int | None) -> int:
+    """Stop, then kill and reap, every process below us but `keep`; returns how many were killed."""
+    killed = 0
+    for _ in range(200):
+        kids = live_children(children_path, keep)
+        if not kids:
+            return killed
+        for p in descendants(kids):
+            try:
+                os.kill(p, signal.SIGSTOP)
+            except OSError:
+                pass
+        for p in descendants(kids):
+            try:
+                os.kill(p, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        time.sleep(0.001)
+    live_children(children_path, keep)
+    return killed
+
+
+def gone(pid: int) -> bool:
+    """Without a pidfd: has `pid` exited (a zombie waiting for its parent, or reaped)?"""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return True
