@@ -2,8 +2,8 @@
 
 ``codeparrot/apps`` still carries a loading script that ``datasets`` >= 4 refuses, so the raw file is
 fetched with ``huggingface_hub`` (its cache, file locks and offline mode) and streamed here. One quick
-metadata request (no retries) decides between online and the cache; without the file cached and with a
-``stop``, only the head of the file is streamed. Repositories without ``<split>.jsonl`` (or a Parquet
+metadata request (no retries) decides between online and the cache (none when the revision is a commit
+whose file is cached); without the file cached and with a ``stop``, only the head of the file is streamed. Repositories without ``<split>.jsonl`` (or a Parquet
 conversion revision) fall back to the layouts :func:`loading.find_split_files` understands.
 """
 
@@ -27,6 +27,7 @@ from .loading import (
 )
 
 _HUB_TIMEOUT_DEFAULT = 5.0  # seconds for the metadata request that decides online vs cache
+_COMMIT = re.compile(r"[0-9a-f]{40}")  # a full commit sha (a branch or tag can move; a commit cannot)
 
 
 def _hub_offline() -> bool:
@@ -66,6 +67,13 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
     rev = revision or "main"
     where = f"{repo_id}@{rev}" if revision else repo_id
     offline = _hub_offline()
+    if revision and _COMMIT.fullmatch(revision):
+        from huggingface_hub import try_to_load_from_cache
+
+        # A commit never changes, so its file in the cache is the file: no request to the hub at all.
+        cached = try_to_load_from_cache(repo_id, filename, revision=revision, repo_type="dataset")
+        if isinstance(cached, str):
+            return Source(repo_id, split, revision, revision), _rows("jsonl", [Path(cached)], stop)
     meta = None
     unreachable: str | None = None
     if not offline:

@@ -430,6 +430,37 @@ def test_hub_pinned_revision_and_stop_offline(warm_cache):
     assert ids(result["rows"]) == [0, 1]
 
 
+def test_hub_pinned_commit_in_the_cache_asks_the_hub_nothing(warm_cache):
+    """Online, with the revision pinned to a cached commit: no request at all (a commit cannot change)."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Hub(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):  # noqa: N802
+            seen.append(self.path)
+            self.send_error(500)
+
+        do_GET = do_HEAD
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hub)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        result, _ = run_isolated(warm_cache, "codeparrot/apps", "test", SHA, None, offline=False, endpoint=endpoint)
+        assert ids(result["rows"]) == ids(ROWS) and result["source"]["resolved_revision"] == SHA
+        assert seen == []
+        result, _ = run_isolated(warm_cache, "codeparrot/apps", "test", None, 2, offline=False, endpoint=endpoint)
+        assert ids(result["rows"]) == [0, 1] and seen  # unpinned: the hub is asked which commit main is
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_hub_unreachable_falls_back_to_warm_cache_quickly(warm_cache):
     # Not flagged offline, but the endpoint refuses connections: one quick attempt, then the cache.
     result, elapsed = run_isolated(warm_cache, "codeparrot/apps", "test", None, 3, offline=False, endpoint="http://127.0.0.1:9")
