@@ -56,7 +56,7 @@ class CaseRecord:
 
     @classmethod
     def from_json(cls, text: str) -> CaseRecord:
-        return cls(**json.loads(text))
+        return cls.from_dict(json.loads(text))
 
 
 _RECORD_FIELDS = tuple(CaseRecord.__dataclass_fields__)

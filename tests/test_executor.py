@@ -29,6 +29,15 @@ def ex():
         yield e
 
 
+def test_the_server_speaks_the_statuses_outcomes_know():
+    """The server's standalone protocol module repeats the run statuses (it cannot import the package)."""
+    from pytest_apps import outcome
+    from pytest_apps.executor import protocol
+
+    names = [n for n in dir(outcome) if n.startswith("RUN_")]
+    assert names and {n: getattr(protocol, n) for n in names} == {n: getattr(outcome, n) for n in names}
+
+
 def P(src: str, name: str = "cand.py") -> Program:
     return Program(src, name)
 

@@ -23,8 +23,7 @@ from .protocol import HARNESS_EXIT, READY_LINE, recv_go, write_all
 CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
              "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
 _CPU_AT_START = 0.0  # CPU seconds the child had used when its test arrived
-_CHILD_STDIO: tuple | None = None  # built once in the zygote by prepare_child_state()
-_ZYGOTE_STDIO: tuple = ()
+_ZYGOTE_STDIO: tuple = ()  # the zygote's own stdio objects, kept alive (see prepare_child_state)
 
 
 def _report(obj: dict) -> None:
@@ -59,7 +58,7 @@ def prepare_child_state() -> None:
     per-test cost of a fork). The zygote's environment becomes the children's fixed part, and the children's
     stdio objects are built here and installed as sys.stdin/stdout/stderr (the zygote never uses them; the
     ones it had are kept alive, so that no child spends its time freeing them)."""
-    global _CHILD_STDIO, _ZYGOTE_STDIO
+    global _ZYGOTE_STDIO
     os.environ.clear()
     os.environ.update(CHILD_ENV)
     # The io objects probe their file at creation (seekable, position, block size) and keep what they saw:
@@ -71,7 +70,7 @@ def prepare_child_state() -> None:
         os.dup2(made[0], 0)
         os.dup2(made[2], 1)
         os.dup2(made[2], 2)
-        _CHILD_STDIO = _make_stdio()
+        stdio = _make_stdio()
     finally:
         for fd, old in zip((0, 1, 2), saved):
             os.dup2(old, fd)
@@ -79,9 +78,9 @@ def prepare_child_state() -> None:
         for fd in made:
             os.close(fd)
     _ZYGOTE_STDIO = (sys.stdin, sys.stdout, sys.stderr, sys.__stdin__, sys.__stdout__, sys.__stderr__)
-    sys.stdin = sys.__stdin__ = _CHILD_STDIO[0]
-    sys.stdout = sys.__stdout__ = _CHILD_STDIO[1]
-    sys.stderr = sys.__stderr__ = _CHILD_STDIO[2]
+    sys.stdin = sys.__stdin__ = stdio[0]
+    sys.stdout = sys.__stdout__ = stdio[1]
+    sys.stderr = sys.__stderr__ = stdio[2]
     # as `python prog.py` starts: no limit on int/str conversion (APPS data needs it), the default recursion
     # limit, the program's folder first on sys.path (each child puts its own there), an empty __main__
     import builtins
