@@ -23,7 +23,10 @@ its target:
    are fixed costs, printed too, that a longer run amortises). This machine's speed drifts by tens of per
    cent from minute to minute, so ``-n 1`` and ``-n 2`` runs alternate and the figure is the median of
    the ratios of neighbouring runs. After each ``-n 2`` run it also measures the machine's own ceiling:
-   two processes running the candidates' busy function against one, without pytest.
+   two processes running the candidates' busy function against one, without pytest;
+4. the session's end when most tests fail (every cheap candidate's answer is wrong), from the last result to
+   the exit, with twice as many failures: pytest's terminal summary, left alone, scans every setup and teardown
+   report once per failure (quadratic; hours on the full split); the time per failure must not grow.
 
 Memory and per-process times come from a tiny plugin (``-p _bench_probe``) written next to the data: it
 records ru_maxrss and collection times in every pytest process, and, when asked, stops the session at its
@@ -49,6 +52,7 @@ TARGET_COLLECT_S = 20.0
 TARGET_RSS_MB = 500.0
 TARGET_FIRST_S = 3.0
 TARGET_RATIO = 1.8
+TARGET_END_GROWTH = 1.5  # linear: 1; quadratic: 2
 
 PROBE = '''
 """Benchmark probe: records ru_maxrss and collection times of this pytest process (controller or worker)."""
@@ -312,6 +316,7 @@ def main() -> None:
     opts = parser.parse_args()
     rows = opts.rows or (1000 if opts.quick else 5000)
     tp_problems = opts.throughput_problems or (20 if opts.quick else 60)
+    end_problems = 60 if opts.quick else 200
 
     if opts.keep:
         work = opts.keep.resolve()
@@ -392,6 +397,19 @@ def main() -> None:
         print(f"  -n 2 / -n 1 of neighbouring runs: {', '.join(f'{x:.2f}' for x in ratios)}")
         line("-n 2 / -n 1, median", f"{ratio:.2f}x", f">= {TARGET_RATIO}x", ratio >= TARGET_RATIO)
         line("  the machine's own ceiling, median (no pytest)", f"{statistics.median(machine):.2f}x", "")
+
+        print("\n4. session end when most tests fail (the terminal's failure summary), -n 2, twice the problems")
+        per_failure = []
+        for problems in (end_problems, 2 * end_problems):
+            wall, probes, out = r.run(r.base("candidates", "--apps-limit", str(problems), "-n", "2", "-q"))
+            ctrl = probes["main"]
+            failed = json.loads((work / "report.json").read_text())["summary"]["tests_run"]
+            end = ctrl["start"] + wall - max(ctrl["done"])
+            per_failure.append(end / failed)
+            line(f"{problems} problems, {failed} failing tests: after the last result", f"{end:.1f} s", "")
+        growth = per_failure[1] / per_failure[0]
+        line("end time per failure, twice the failures / once", f"{growth:.2f}x", f"< {TARGET_END_GROWTH}x",
+             growth < TARGET_END_GROWTH)
     finally:
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)

@@ -31,6 +31,7 @@ from .writers import (
     write_reports,
 )
 from .state import STATE_KEY, RunState
+from .termstats import forget_quiet_phase
 
 PLAN_KEY = "apps_plan"
 
@@ -158,6 +159,14 @@ class AppsPlugin:
         # --junitxml writes the properties of the teardown report (which no longer carries the record)
         if report.when == "teardown" and self.state.settings.junit_properties and report.nodeid in self.records:
             report.user_properties.extend(junit_properties(self.records[report.nodeid]))
+
+    @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_quiet(self, report: pytest.TestReport) -> None:
+        """After the terminal reporter has filed the report (see termstats). (pytest takes only hooks
+        whose names begin with pytest_: `specname` names the one this is.)"""
+        terminal = None if self.is_worker else self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            forget_quiet_phase(terminal.stats, report)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
