@@ -162,9 +162,10 @@ class AppsPlugin:
 
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
     def pytest_runtest_logreport_quiet(self, report: pytest.TestReport) -> None:
-        """After the terminal reporter has filed the report (see termstats). (pytest takes only hooks
-        whose names begin with pytest_: `specname` names the one this is.)"""
-        terminal = None if self.is_worker else self.config.pluginmanager.get_plugin("terminalreporter")
+        """After the terminal reporter has filed the report (see termstats), on the controller and on each
+        xdist worker (whose own terminal summary runs too, unseen). (pytest takes only hooks whose names
+        begin with pytest_: `specname` names the one this is.)"""
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             forget_quiet_phase(terminal.stats, report)
 

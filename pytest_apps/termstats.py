@@ -3,8 +3,9 @@
 The terminal reporter files every passed setup and teardown report under `stats[""]`, and for each failure
 (and each pass, with -rP) it prints at the end it scans that whole list for the test's teardown sections:
 quadratic in the number of tests. On the full split, where a weak model fails most of 100k cases, that is
-hours of session end, and two reports per test held until then. Our cases' passed setup and teardown reports
-with no captured sections have nothing for it to print: they leave that list as they arrive.
+hours of session end, and two reports per test held until then; each xdist worker runs that summary too, for
+its own share, unseen, before it exits. Our cases' passed setup and teardown reports with no captured
+sections have nothing for it to print: they leave that list as they arrive.
 """
 
 from __future__ import annotations

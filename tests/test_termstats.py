@@ -47,9 +47,10 @@ def test_only_the_report_just_filed_is_taken():
 
 COUNT_QUIET = '''
 import json
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
+    who = getattr(config, "workerinput", {}).get("workerid", "main")
     quiet = terminalreporter.stats.get("", [])
-    with open("quiet.json", "w") as fh:
+    with open(f"quiet-{who}.json", "w") as fh:
         json.dump({"quiet": [r.nodeid for r in quiet], "failed": len(terminalreporter.stats.get("failed", []))}, fh)
 '''
 
@@ -61,8 +62,11 @@ def test_a_run_with_failures_files_no_quiet_case_reports(sample_project: pytest.
     (sample_project.path / "solutions" / "900001.py").write_text("print('wrong')\n")
     sample_project.makeconftest(COUNT_QUIET)
     result = run(sample_project, "--apps-dataset", "sample", "-n", workers, "-rf")
-    got = json.loads((sample_project.path / "quiet.json").read_text())
-    assert got["quiet"] == []
+    seen = {p.stem: json.loads(p.read_text()) for p in sample_project.path.glob("quiet-*.json")}
+    # the controller, and each xdist worker, whose own terminal summary runs too (unseen)
+    assert set(seen) == ({"quiet-main"} if workers == "0" else {"quiet-main", "quiet-gw0", "quiet-gw1"})
+    assert all(s["quiet"] == [] for s in seen.values())
+    got = seen["quiet-main"]
     assert got["failed"] > 0
     outcomes = result.parseoutcomes()
     assert outcomes["failed"] == got["failed"] and outcomes["passed"] > 0
