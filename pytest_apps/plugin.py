@@ -21,6 +21,7 @@ from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
 from .loading import DatasetError
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
+from .records import CaseRecords
 from .report import CaseRecord, Summary
 from .writers import (
     Gate,
@@ -107,7 +108,7 @@ class AppsPlugin:
         self.state = RunState.of(config)
         self.started = started
         self.is_worker = hasattr(config, "workerinput")
-        self.records: dict[str, CaseRecord] = {}
+        self.records = CaseRecords()
         self.summary: Summary | None = None
         self.gate: Gate | None = None
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
@@ -155,10 +156,11 @@ class AppsPlugin:
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
         if mine:
             report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
-            self.records[report.nodeid] = CaseRecord.from_json(mine[-1])
+            self.records.add(CaseRecord.from_json(mine[-1]))
         # --junitxml writes the properties of the teardown report (which no longer carries the record)
-        if report.when == "teardown" and self.state.settings.junit_properties and report.nodeid in self.records:
-            report.user_properties.extend(junit_properties(self.records[report.nodeid]))
+        record = self.records.get(report.nodeid) if report.when == "teardown" else None
+        if record is not None and self.state.settings.junit_properties:
+            report.user_properties.extend(junit_properties(record))
 
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
     def pytest_runtest_logreport_quiet(self, report: pytest.TestReport) -> None:
@@ -176,7 +178,7 @@ class AppsPlugin:
         self.state.close()
         if self.is_worker:
             return
-        self.summary = build_summary(self.state, self.records.values(), time.time() - self.started)
+        self.summary = build_summary(self.state, self.records, time.time() - self.started)
         write_reports(self.state, self.summary)
         self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
         if self.gate is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):

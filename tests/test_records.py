@@ -1,0 +1,64 @@
+"""The controller keeps a failure's detail only for the first failing case of each problem and sample:
+the report is the same as from every record, whatever order the workers report in."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_apps.dataset import Problem
+from pytest_apps.records import CaseRecords
+from pytest_apps.report import CaseRecord, summarize
+
+
+def record(pid: str, case: int, kind: str, sample: int = 0) -> CaseRecord:
+    detail = {} if kind == "pass" else {"input": f"in {pid}/{sample}/{case}", "got": "x", "expected": "y"}
+    return CaseRecord(problem=pid, case=case, kind=kind, sample=sample, nodeid=f"s/{pid}_{sample}.py::test_{case}",
+                      detail=detail)
+
+
+def problem(pid: str, n: int) -> Problem:
+    return Problem(id=pid, index=int(pid), difficulty="interview", fmt="stdin", fn_name=None, n_cases=n,
+                   n_cases_total=n)
+
+
+KINDS = st.sampled_from(["pass", "pass", "wrong_answer", "runtime_error", "timeout"])
+
+
+@given(st.lists(st.lists(KINDS, min_size=1, max_size=8), min_size=1, max_size=4), st.randoms())
+def test_the_report_is_the_same_as_from_every_record(kinds_per_problem, rnd):
+    problems = [problem(str(i), len(kinds)) for i, kinds in enumerate(kinds_per_problem)]
+    every = [record(p.id, case, kind) for p, kinds in zip(problems, kinds_per_problem) for case, kind in enumerate(kinds)]
+    arrived = every[:]
+    rnd.shuffle(arrived)
+    lean = CaseRecords()
+    for r in arrived:
+        lean.add(r)
+    candidates = {p.id: f"s/{p.id}_0.py" for p in problems}
+    full = summarize(problems, candidates, [], every).to_dict()
+    assert summarize(problems, candidates, [], lean).to_dict() == full
+    assert len(lean) == len(every)
+    # at most one detail per problem: the first failure's
+    held = [r for r in lean if r.detail]
+    assert len(held) == sum(any(k != "pass" for k in kinds) for kinds in kinds_per_problem)
+
+
+def test_each_sample_keeps_its_own_first_failure():
+    lean = CaseRecords()
+    for r in [record("1", 3, "wrong_answer", 0), record("1", 2, "timeout", 1), record("1", 1, "wrong_answer", 0),
+              record("1", 0, "pass", 1), record("1", 4, "wrong_answer", 1)]:
+        lean.add(r)
+    held = sorted((r.sample, r.case) for r in lean if r.detail)
+    assert held == [(0, 1), (1, 2)]
+    assert lean.get("s/1_0.py::test_3").detail == {} and lean.get("s/1_0.py::test_3").kind == "wrong_answer"
+    assert "s/1_1.py::test_4" in lean and "s/1_1.py::test_9" not in lean
+
+
+def test_a_case_reported_again_replaces_its_record():
+    lean = CaseRecords()
+    lean.add(record("1", 0, "wrong_answer"))
+    lean.add(record("1", 2, "wrong_answer"))
+    lean.add(record("1", 0, "timeout"))  # e.g. a rerun plugin
+    assert len(lean) == 2
+    assert lean.get("s/1_0.py::test_0").kind == "timeout" and lean.get("s/1_0.py::test_0").detail
+    assert lean.get("s/1_0.py::test_2").detail == {}
