@@ -32,7 +32,7 @@ from .writers import (
     write_reports,
 )
 from .state import STATE_KEY, RunState
-from .termstats import forget_quiet_phase
+from .termstats import forget_on_worker, forget_quiet_phase
 
 PLAN_KEY = "apps_plan"
 
@@ -164,12 +164,11 @@ class AppsPlugin:
 
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
     def pytest_runtest_logreport_quiet(self, report: pytest.TestReport) -> None:
-        """After the terminal reporter has filed the report (see termstats), on the controller and on each
-        xdist worker (whose own terminal summary runs too, unseen). (pytest takes only hooks whose names
-        begin with pytest_: `specname` names the one this is.)"""
+        """After the terminal reporter has filed the report (see termstats). (pytest takes only hooks whose
+        names begin with pytest_: `specname` names the one this is.)"""
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
-            forget_quiet_phase(terminal.stats, report)
+            (forget_on_worker if self.is_worker else forget_quiet_phase)(terminal.stats, report)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

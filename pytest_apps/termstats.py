@@ -1,11 +1,15 @@
-"""pytest's terminal statistics, kept linear at the size of the APPS split.
+"""pytest's terminal statistics, kept linear in time and bounded in memory at the size of the APPS split.
 
-The terminal reporter files every passed setup and teardown report under `stats[""]`, and for each failure
-(and each pass, with -rP) it prints at the end it scans that whole list for the test's teardown sections:
-quadratic in the number of tests. On the full split, where a weak model fails most of 100k cases, that is
-hours of session end, and two reports per test held until then; each xdist worker runs that summary too, for
-its own share, unseen, before it exits. Our cases' passed setup and teardown reports with no captured
-sections have nothing for it to print: they leave that list as they arrive.
+The terminal reporter keeps every report it is given, by category. Two costs follow at 100k cases:
+
+- On the controller, every passed setup and teardown report is filed under `stats[""]`, and for each failure
+  (and each pass, with -rP) it prints at the end, the reporter scans that whole list for the test's teardown
+  sections: quadratic in the number of tests (hours of session end when a weak model fails most of the
+  split). Our cases' passed setup and teardown reports with no captured sections have nothing for it to
+  print: they leave that list as they arrive. Everything it shows stays.
+- Each xdist worker has a terminal reporter too, whose output nobody sees: it kept all of its share of the
+  reports (about 3 KB per case) and ran the same quadratic summary before exiting. Our cases' reports leave
+  a worker's statistics as they arrive.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from .transport import is_case_report
 
 
 def forget_quiet_phase(stats: dict[str, list[Any]], report: Any) -> bool:
-    """Take `report` back out of `stats[""]` if it is one of our cases' quiet setup or teardown reports,
-    just filed there (the last entry). True if it was taken out."""
+    """Controller: take `report` back out of `stats[""]` if it is one of our cases' quiet setup or teardown
+    reports, just filed there (the last entry). True if it was taken out."""
     if getattr(report, "when", None) not in ("setup", "teardown") or not report.passed or report.sections:
         return False
     quiet = stats.get("")
@@ -25,3 +29,15 @@ def forget_quiet_phase(stats: dict[str, list[Any]], report: Any) -> bool:
         return False
     quiet.pop()
     return True
+
+
+def forget_on_worker(stats: dict[str, list[Any]], report: Any) -> bool:
+    """xdist worker: take one of our cases' reports, just filed (the last entry of its category), out of the
+    unseen terminal's statistics. True if it was taken out."""
+    if not is_case_report(report):
+        return False
+    for filed in stats.values():
+        if filed and filed[-1] is report:
+            filed.pop()
+            return True
+    return False

@@ -181,6 +181,8 @@ def write_json(state: RunState, summary: Summary, document: dict[str, Any] | Non
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
-    tmp.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
+        json.dump(document, fh, indent=1)
+        fh.write("\n")
     os.replace(tmp, path)
     return path

@@ -1,12 +1,13 @@
 """pytest's terminal keeps our cases' quiet setup and teardown reports out of the list it scans once per
-failure at the end (quadratic at the size of the split); everything it prints stays the same."""
+failure at the end (quadratic at the size of the split); everything it prints stays the same. An xdist
+worker's terminal, which nobody sees, keeps none of our cases' reports."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import run
 
-from pytest_apps.termstats import forget_quiet_phase
+from pytest_apps.termstats import forget_on_worker, forget_quiet_phase
 
 
 def report(when: str = "teardown", outcome: str = "passed", sections=(), location=None) -> pytest.TestReport:
@@ -45,13 +46,26 @@ def test_only_the_report_just_filed_is_taken():
     assert not forget_quiet_phase({}, rep)
 
 
+@pytest.mark.parametrize("rep", [report("setup"), report("call", outcome="failed"), report("teardown", outcome="failed",
+                                 sections=[("Captured stdout teardown", "bye\n")])], ids=["setup", "call", "teardown"])
+def test_a_worker_keeps_none_of_our_reports(rep):
+    other = report("call", location=("tests/test_x.py", 3, "test_x"))
+    stats = {"": [report("setup")], "failed": [other, rep]}
+    assert forget_on_worker(stats, rep)
+    assert stats["failed"] == [other] and len(stats[""]) == 1
+    assert not forget_on_worker(stats, other)  # not one of our cases
+    assert not forget_on_worker(stats, rep)  # no longer filed
+    assert stats["failed"] == [other]
+
+
 COUNT_QUIET = '''
 import json
 def pytest_terminal_summary(terminalreporter, config):
     who = getattr(config, "workerinput", {}).get("workerid", "main")
     quiet = terminalreporter.stats.get("", [])
     with open(f"quiet-{who}.json", "w") as fh:
-        json.dump({"quiet": [r.nodeid for r in quiet], "failed": len(terminalreporter.stats.get("failed", []))}, fh)
+        json.dump({"quiet": [r.nodeid for r in quiet], "failed": len(terminalreporter.stats.get("failed", [])),
+                   "kept": sum(len(v) for v in terminalreporter.stats.values())}, fh)
 '''
 
 
@@ -66,6 +80,7 @@ def test_a_run_with_failures_files_no_quiet_case_reports(sample_project: pytest.
     # the controller, and each xdist worker, whose own terminal summary runs too (unseen)
     assert set(seen) == ({"quiet-main"} if workers == "0" else {"quiet-main", "quiet-gw0", "quiet-gw1"})
     assert all(s["quiet"] == [] for s in seen.values())
+    assert all(s["kept"] == 0 for who, s in seen.items() if who != "quiet-main")
     got = seen["quiet-main"]
     assert got["failed"] > 0
     outcomes = result.parseoutcomes()
