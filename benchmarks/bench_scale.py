@@ -26,7 +26,9 @@ its target:
    two processes running the candidates' busy function against one, without pytest;
 4. the session's end when most tests fail (every cheap candidate's answer is wrong), from the last result to
    the exit, with twice as many failures: pytest's terminal summary, left alone, scans every setup and teardown
-   report once per failure (quadratic; hours on the full split); the time per failure must not grow.
+   report once per failure (quadratic; hours on the full split); the time per failure must not grow;
+5. with --full-run, every test of the split on two workers, cheap candidates: wall time, the end of the
+   session, and each process's peak memory.
 
 Memory and per-process times come from a tiny plugin (``-p _bench_probe``) written next to the data: it
 records ru_maxrss and collection times in every pytest process, and, when asked, stops the session at its
@@ -104,7 +106,19 @@ def pytest_runtest_logreport(report):
 def pytest_sessionfinish(session):
     _T["end"] = time.time()
     _T["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    with open(os.path.join(_OUT, _role(session.config) + ".json"), "w") as fh:
+    _write(session.config)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    # the peak of the whole process, reports and terminal summary included
+    _T["maxrss_exit_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    _T["exit"] = time.time()
+    _write(config)
+
+
+def _write(config):
+    with open(os.path.join(_OUT, _role(config) + ".json"), "w") as fh:
         json.dump(_T, fh)
 '''
 
@@ -312,6 +326,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, help="rows to generate (default 5000, or 1000 with --quick)")
     parser.add_argument("--keep", type=Path, help="generate into this folder and keep it")
     parser.add_argument("--throughput-problems", type=int, default=None, help="problems in each throughput run")
+    parser.add_argument("--full-run", action="store_true",
+                        help="also run every test of the split on -n 2 (cheap candidates; several minutes)")
     parser.add_argument("--rounds", type=int, default=None, help="throughput runs of each -n (default 5, or 2 with --quick)")
     opts = parser.parse_args()
     rows = opts.rows or (1000 if opts.quick else 5000)
@@ -412,6 +428,17 @@ def main() -> None:
         growth = per_failure[1] / per_failure[0]
         line("end time per failure, twice the failures / once", f"{growth:.2f}x", f"< {TARGET_END_GROWTH}x",
              growth < TARGET_END_GROWTH)
+
+        if opts.full_run:
+            print("\n5. every test of the split, -n 2, cheap candidates (most fail): the whole run")
+            wall, probes, out = r.run(r.base("candidates", "--apps-max-tests", "0", "-n", "2", "-q"))
+            ctrl = probes["main"]
+            tests = json.loads((work / "report.json").read_text())["summary"]["tests_run"]
+            line(f"{tests} tests: wall", f"{wall:.0f} s", "")
+            line("  tests/s, whole run", f"{tests / wall:.0f}", "")
+            line("  after the last result, until the exit", f"{ctrl['exit'] - max(ctrl['done']):.1f} s", "")
+            for who, p in sorted(probes.items()):
+                line(f"  {who}: peak memory (ru_maxrss at exit)", f"{p['maxrss_exit_mb']:.0f} MB", "")
     finally:
         if not opts.keep:
             shutil.rmtree(work, ignore_errors=True)
