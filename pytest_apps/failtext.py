@@ -44,11 +44,12 @@ _MADE: set[str] = set()
 
 def _write(path: str, text: str) -> None:
     """A whole small file in one system call (a failing case costs its worker no text-file machinery)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, flags, 0o644)
     except FileNotFoundError:  # the folder went away during the run
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, flags, 0o644)
     try:
         data = memoryview(text.encode("utf-8", "surrogateescape"))
         while data:

@@ -3,8 +3,9 @@
 ``codeparrot/apps`` still carries a loading script that ``datasets`` >= 4 refuses, so the raw file is
 fetched with ``huggingface_hub`` (its cache, file locks and offline mode) and streamed here. One quick
 metadata request (no retries) decides between online and the cache (none when the revision is a commit
-whose file is cached); without the file cached and with a ``stop``, only the head of the file is streamed. Repositories without ``<split>.jsonl`` (or a Parquet
-conversion revision) fall back to the layouts :func:`loading.find_split_files` understands.
+whose file is cached); without the file cached and with a ``stop``, only the head of the file is streamed.
+Repositories without ``<split>.jsonl`` (or a Parquet conversion revision) fall back to the layouts
+:func:`loading.find_split_files` understands.
 """
 
 from __future__ import annotations

@@ -324,10 +324,7 @@ class Server:
                 # every pipe is closed after the child's last words: it has nothing more to say
                 break
         wall = time.monotonic() - t0
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        self._kill(pid)
         done = self._done(rep) if reason is None else None
         leftovers = 0
         if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
