@@ -23,7 +23,9 @@ its target:
    are fixed costs, printed too, that a longer run amortises). This machine's speed drifts by tens of per
    cent from minute to minute, so ``-n 1`` and ``-n 2`` runs alternate and the figure is the median of
    the ratios of neighbouring runs. After each ``-n 2`` run it also measures the machine's own ceiling:
-   two processes running the candidates' busy function against one, without pytest;
+   two processes running the candidates' busy function against one, without pytest; and a third run in
+   each turn, ``-n 2 --apps-cpu-pinning off``, shows what keeping each worker's executor on its own CPU
+   gives;
 4. the session's end when most tests fail (every cheap candidate's answer is wrong), from the last result to
    the exit, with twice as many failures: pytest's terminal summary, left alone, scans every setup and teardown
    report once per failure (quadratic; hours on the full split); the time per failure must not grow;
@@ -389,11 +391,13 @@ def main() -> None:
 
         rounds = opts.rounds or (2 if opts.quick else 5)
         print(f"\n3. throughput on CPU-bound candidates (~20 ms per test), {tp_problems} problems x ~20 tests;\n"
-              f"   -n 1 and -n 2 alternate, {rounds} runs of each; a ratio is of two neighbouring runs")
-        seq = ["1", "2"] * rounds
+              f"   -n 1, -n 2 and -n 2 --apps-cpu-pinning off take turns, {rounds} runs of each; a ratio is of two\n"
+              f"   neighbouring runs")
+        seq = ["1", "2", "off"] * rounds
         rates, machine = [], []
         for i, n in enumerate(seq):
-            wall, probes, out = r.run(r.base("busy", "--apps-limit", str(tp_problems), "-n", n, "-q"))
+            extra = ["-n", "2", "--apps-cpu-pinning", "off"] if n == "off" else ["-n", n]
+            wall, probes, out = r.run(r.base("busy", "--apps-limit", str(tp_problems), *extra, "-q"))
             ctrl = probes["main"]
             tests = json.loads((work / "report.json").read_text())["summary"]["tests_run"]
             nodes = ctrl.get("nodes", {})
@@ -401,20 +405,35 @@ def main() -> None:
             done = sorted(ctrl["done"])
             # steady state: from the 10th completed test to the last one (start-up and session end excluded)
             rates.append((len(done) - 10) / (done[-1] - done[9]))
-            line(f"run {i + 1}, -n {n}: {tests} tests, tests/s in steady state", f"{rates[-1]:.1f}", "")
+            name = "-n 2, pinning off" if n == "off" else f"-n {n}"
+            line(f"run {i + 1}, {name}: {tests} tests, tests/s in steady state", f"{rates[-1]:.1f}", "")
             line("  once collected, session end included / whole wall time",
                  f"{tests / (ctrl['end'] - began):.1f} / {tests / wall:.1f}", "")
             if n == "2":
                 machine.append(machine_parallel_ratio(info["busy_loops"]))
                 line("  the machine itself now: 2 busy processes / 1 (no pytest)", f"{machine[-1]:.2f}x", "")
-        ratios = [(rates[i + 1] / rates[i]) if seq[i] == "1" else (rates[i] / rates[i + 1])
-                  for i in range(len(seq) - 1)]
+
+        def against_n1(variant: str) -> list[float]:
+            """A variant's rate over the -n 1 runs before and after it."""
+            out = []
+            for i, n in enumerate(seq):
+                if n == variant:
+                    first = i - seq[i::-1].index("1")
+                    out.append(rates[i] / rates[first])
+                    if first + 3 < len(seq):
+                        out.append(rates[i] / rates[first + 3])
+            return out
+
+        ratios = against_n1("2")
         ratio = statistics.median(ratios)
         print(f"  -n 2 / -n 1 of neighbouring runs: {', '.join(f'{x:.2f}' for x in ratios)}")
         line("-n 2 / -n 1, median", f"{ratio:.2f}x", f">= {TARGET_RATIO}x", ratio >= TARGET_RATIO)
         ceiling = statistics.median(machine)
         line("  the machine's own ceiling, median (no pytest)", f"{ceiling:.2f}x", "")
         line("  the harness's share of it (ratio / ceiling)", f"{100 * ratio / ceiling:.0f}%", "")
+        line("  -n 2 with --apps-cpu-pinning off / -n 1, median", f"{statistics.median(against_n1('off')):.2f}x", "")
+        gains = [rates[i] / rates[i + 1] for i, n in enumerate(seq) if n == "2"]
+        line("  what pinning gives: -n 2 / -n 2 pinning off, median", f"{statistics.median(gains):.2f}x", "")
 
         print("\n4. session end when most tests fail (the terminal's failure summary), -n 2, twice the problems")
         per_failure = []

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .cpus import PINNING_MODES
+
 DEFAULT_DATASET = "codeparrot/apps"
 DEFAULT_REPORT = "reports/apps-report.json"
 
@@ -74,6 +76,10 @@ OPTIONS: tuple[Option, ...] = (
            metavar="SECONDS", selects=False),
     Option("memory", "Address-space limit per test in bytes (default $APPS_CALL_BASED_MEMORY_BYTES, "
            "else 4 GiB; 0 for none).", kind="int", metavar="BYTES", selects=False),
+    Option("cpu-pinning", "auto: when there are at least as many xdist workers as CPUs, keep each "
+           "worker's executor (the candidates included) on a CPU of its own, which saves the CPU time the "
+           "scheduler leaves idle between processes; off: never (default auto).", default="auto",
+           metavar="auto|off", selects=False),
     Option("fail-fast", "Stop a candidate at its first failing test: its remaining tests are skipped "
            "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool",
            default=False, selects=False),
@@ -115,6 +121,7 @@ class Settings:
     temperature: float | None = None
     timeout: float = 4.0
     memory: int | None = None
+    cpu_pinning: str = "auto"
     fail_fast: bool = False
     fail_under: float | None = None
     junit_properties: bool = False
@@ -258,6 +265,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-memory: {s.memory} is negative; give bytes, or 0 for no limit")
     if s.select not in ("all", "most-common"):
         raise OptionError(f"--apps-select: unknown mode {s.select!r}; use all or most-common")
+    if s.cpu_pinning not in PINNING_MODES:
+        raise OptionError(f"--apps-cpu-pinning: unknown mode {s.cpu_pinning!r}; use {' or '.join(PINNING_MODES)}")
     if s.concurrency < 1:
         raise OptionError(f"--apps-concurrency: {s.concurrency}; give 1 or more calls at once")
     if s.agent_timeout <= 0:

@@ -19,6 +19,7 @@ from . import options, transport
 from .agent import progress_printer
 from .candidates import CandidateError
 from .collect import RECORD_KEY, CandidateFile
+from .cpus import available_cpus, executor_cpu
 from .loading import DatasetError
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .records import CaseRecords
@@ -57,6 +58,9 @@ def pytest_configure(config: pytest.Config) -> None:
     plan, owns = plan_for(config, settings)
     state = RunState(settings, plan, owns_plan=owns)
     state.explicit = explicit_nodeids(config.args, config.rootpath)
+    worker = getattr(config, "workerinput", None) or {}
+    state.cpu = executor_cpu(settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"),
+                             available_cpus())
     config.stash[STATE_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # Active with no paths given: collect the APPS items only, not the project's own tests.

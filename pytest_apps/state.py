@@ -23,6 +23,7 @@ class RunState:
         self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
         self.store = CaseStore(plan)
         self._executor: Executor | None = None
+        self.cpu: int | None = None  # the CPU this process's executor is kept on (see cpus.py)
         self._isolation: list[str] | None = None
         self._closed = False
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
@@ -53,7 +54,7 @@ class RunState:
     def executor(self) -> Executor:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
-            self._executor = Executor(self.limits())
+            self._executor = Executor(self.limits(), cpu=self.cpu)
         return self._executor
 
     def isolation(self) -> list[str]:

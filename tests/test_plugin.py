@@ -164,6 +164,7 @@ def test_missing_dataset_file_is_one_clear_line(sample_project: pytest.Pytester)
         (("--apps-limit", "x"), "--apps-limit"),
         (("--apps-difficulty", "hard"), "unknown tier 'hard'"),
         (("--apps-timeout", "0"), "--apps-timeout"),
+        (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
     ],
 )
 def test_bad_options_are_one_clear_line(sample_project: pytest.Pytester, args, needle) -> None:

@@ -75,10 +75,13 @@ def _close_all() -> None:
 
 
 class Executor:
-    """A fork server for one pytest worker. Use from one thread at a time; `close()` when done."""
+    """A fork server for one pytest worker. Use from one thread at a time; `close()` when done.
+    `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.cpus)."""
 
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, cpu: int | None = None) -> None:
         self.limits = limits if limits is not None else Limits()
+        self.cpu = cpu
+        self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
         self._layers: list[str] = []
         self._layer_errors: dict[str, str] = {}
@@ -153,7 +156,7 @@ class Executor:
         self._proc = proc
         try:
             _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
-                                                    "limits": asdict(self.limits)})
+                                                    "limits": asdict(self.limits), "cpu": self.cpu})
             hello = self._recv(proc, 30.0)
         except Exception:
             self._stop_server()
@@ -161,6 +164,7 @@ class Executor:
         self._leftovers = (hello.get("base"), hello.get("cgroup"))
         self._layers = list(hello.get("layers", []))
         self._layer_errors = dict(hello.get("layer_errors", {}))
+        self.pinned = hello.get("cpu")
         return proc
 
     def _stop_server(self) -> None:

@@ -517,14 +517,26 @@ def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the pytest process; it closes us
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     hello, _ = recv_frame(rfd)
+    pinned = _pin(hello.get("cpu"))  # before the zygote starts: it and every child inherit the affinity
     server = Server(rfd, wfd, hello.get("limits"))
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile
         send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers.names,
                          "layer_errors": server.layers.errors, "base": server.base,
-                         "cgroup": server.layers.cgroup_dir})
+                         "cgroup": server.layers.cgroup_dir, "cpu": pinned})
         server.after_run()
         server.serve()
     finally:
         server.cleanup()
+
+
+def _pin(cpu: int | None) -> int | None:
+    """Run on `cpu` only; None where it is not asked for or not allowed (a cpuset changed since): unpinned."""
+    if cpu is None:
+        return None
+    try:
+        os.sched_setaffinity(0, {int(cpu)})
+    except (OSError, ValueError, AttributeError):
+        return None
+    return int(cpu)

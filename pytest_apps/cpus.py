@@ -1,0 +1,47 @@
+"""Which CPU an xdist worker's executor runs on (`--apps-cpu-pinning`).
+
+A test is a chain of hand-offs between processes: the worker asks its executor server, the server wakes the
+child, the child's result wakes the server, the server wakes the worker. When every CPU has a worker, each
+chain spread over the CPUs leaves one idle at each hand-off while the other holds the runnable work (Linux
+does not pull work to a CPU that is idle for only a moment): 7 to 9% of two saturated CPUs, measured with
+`benchmarks/bench_scale.py`. Keeping each worker's executor (its server, zygote and every child) on a CPU of
+its own removes most of that. With fewer workers than CPUs, nothing is pinned: the zygote's next fork and
+the xdist controller then run on the CPUs no worker uses.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+
+PINNING_MODES = ("auto", "off")
+
+
+def executor_cpu(mode: str, worker_id: str | None, worker_count: int | None, cpus: Iterable[int]) -> int | None:
+    """The CPU for this worker's executor, or None to leave it free.
+
+    `mode` is auto or off; `worker_id` and `worker_count` are xdist's (None outside xdist); `cpus` are the
+    CPUs this process may run on. Workers gw0, gw1, ... take the CPUs in order, wrapping around when there
+    are more workers than CPUs."""
+    if mode == "off" or worker_id is None or worker_count is None:
+        return None
+    allowed = sorted(cpus)
+    index = worker_index(worker_id)
+    if index is None or not allowed or worker_count < len(allowed):
+        return None
+    return allowed[index % len(allowed)]
+
+
+def worker_index(worker_id: str) -> int | None:
+    """The number in an xdist worker id (gw3 -> 3); None for a gateway named otherwise (`--tx id=name//...`)."""
+    match = re.fullmatch(r"gw(\d+)", worker_id)
+    return int(match.group(1)) if match else None
+
+
+def available_cpus() -> set[int]:
+    """The CPUs this process may run on (empty where the platform cannot tell: nothing is pinned there)."""
+    try:
+        return set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return set()
