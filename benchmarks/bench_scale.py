@@ -392,7 +392,8 @@ def main() -> None:
         rounds = opts.rounds or (2 if opts.quick else 5)
         print(f"\n3. throughput on CPU-bound candidates (~20 ms per test), {tp_problems} problems x ~20 tests;\n"
               f"   -n 1, -n 2 and -n 2 --apps-cpu-pinning off take turns, {rounds} runs of each; a ratio is of two\n"
-              f"   neighbouring runs")
+              f"   neighbouring runs; this process may use {len(os.sched_getaffinity(0))} CPUs (pinning applies to -n 2 only when\n"
+              f"   that is 2 or fewer)")
         seq = ["1", "2", "off"] * rounds
         rates, machine = [], []
         for i, n in enumerate(seq):
