@@ -290,9 +290,41 @@ def test_call_big_int(ex):
     assert o.value_json is not None and len(o.value_json) > 16000
 
 
-def test_call_guard(ex):
-    o = ex.run_call(P("import os\ndef f():\n    os.system('true')\n    return 1"), "f", [])
-    assert o.value_json is None and "NoneType" in o.error
+@pytest.mark.parametrize("call", ["os.system('true')", "os.kill(os.getpid(), 0)", "shutil.rmtree('x')",
+                                  "subprocess.Popen(['true'])"])
+def test_call_guard(ex, call):
+    """The destructive calls stay unavailable to a call-based program's own code: a runtime error."""
+    src = f"import os, shutil, subprocess\nos.mkdir('x')\ndef f():\n    {call}\n    return 1"
+    o = ex.run_call(P(src), "f", [])
+    assert o.status == RUN_EXITED and o.exit_code == 1 and o.value_json is None
+    assert o.error.startswith("TypeError") and "reliability guard" in o.error
+
+
+def test_call_guard_at_top_level(ex):
+    o = ex.run_call(P("import os\nos.system('true')\ndef f():\n    return 1"), "f", [])
+    assert o.exit_code == 1 and o.value_json is None and "reliability guard" in o.error
+
+
+@pytest.mark.parametrize("src, args, value", [
+    ("import numpy as np\ndef f(a, b):\n    return np.int64(a) + np.int64(b)", [1, 2], 3),
+    ("import numpy as np\ndef f(xs):\n    return np.mean(xs)", [[1, 2, 4, 5]], 3.0),
+    ("import numpy as np\ndef f(n):\n    return np.arange(n).reshape(2, -1) * 2", [4], [[0, 2], [4, 6]]),
+    ("import numpy as np\ndef f(xs):\n    return [np.bool_(x > 1) for x in xs]", [[1, 2]], [False, True]),
+    ("import numpy as np\nclass Solution:\n    def f(self, xs):\n        return {'s': np.sum(xs)}", [[1, 2]],
+     {"s": 3}),
+], ids=["int64-sum", "mean", "array", "bool_", "in-a-dict"])
+def test_call_imports_numpy_and_returns_its_values_as_plain_data(ex, src, args, value):
+    o = ex.run_call(P(src), "f", args)
+    assert (o.status, o.exit_code, o.error) == (RUN_EXITED, 0, "")
+    assert json.loads(o.value_json) == value
+
+
+@pytest.mark.parametrize("module", ["numpy", "scipy.special", "sortedcontainers", "fractions", "email.mime.text",
+                                    "decimal", "tempfile", "shutil", "subprocess", "multiprocessing", "asyncio"])
+def test_call_imports_what_the_zygote_does_not_preload(ex, module):
+    pytest.importorskip(module)
+    o = ex.run_call(P(f"import {module}\ndef f():\n    return {module}.__name__"), "f", [])
+    assert (o.exit_code, o.error, o.value_json) == (0, "", json.dumps(module))
 
 
 # -- server -------------------------------------------------------------------------------------------

@@ -96,8 +96,10 @@ def prepare_child_state() -> None:
 
 
 def _reliability_guard() -> None:
-    """Call-based semantics of the APPS/human-eval harness: disable destructive functions.
-    Not the security boundary (that is outside the child); it keeps call-based runs comparable."""
+    """Call-based semantics of the APPS/human-eval harness: destructive functions are unavailable to the
+    program's own code (calling one is a runtime error). Modules the program imports still get the real
+    functions while they are being imported (numpy's import calls `os.putenv`, for one). Not the security
+    boundary (that is outside the child); it keeps call-based runs comparable."""
     import builtins
     import shutil
     import subprocess
@@ -109,14 +111,55 @@ def _reliability_guard() -> None:
                  "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
                  "chmod", "chown", "chroot", "lchown", "getcwd", "chdir", "lchflags", "lchmod"):
         if hasattr(os, name):
-            setattr(os, name, None)
-    shutil.rmtree = None
-    shutil.move = None
-    shutil.chown = None
-    subprocess.Popen = None
+            setattr(os, name, _disabled(os, name))
+    for name in ("rmtree", "move", "chown"):
+        setattr(shutil, name, _disabled(shutil, name))
+    subprocess.Popen = _disabled(subprocess, "Popen")
     builtins.help = None
     for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
         sys.modules[mod] = None
+
+
+def _disabled(module, name: str):
+    """`module.name`, unavailable outside an import: calling it (or, for a class, making one) from the
+    program's own code raises TypeError."""
+    real = getattr(module, name)
+    message = f"{module.__name__}.{name} is disabled for call-based programs (reliability guard)"
+
+    if isinstance(real, type):  # a class stays a class, so that an imported module may still subclass it
+        def __init__(self, *args, **kwargs):
+            if not _importing():
+                raise TypeError(message)
+            real.__init__(self, *args, **kwargs)
+
+        return type(real.__name__, (real,), {"__init__": __init__, "__module__": real.__module__,
+                                             "__qualname__": real.__qualname__, "__doc__": real.__doc__})
+
+    def disabled(*args, **kwargs):
+        if not _importing():
+            raise TypeError(message)
+        return real(*args, **kwargs)
+
+    disabled.__name__ = disabled.__qualname__ = name
+    disabled.__dict__.update(getattr(real, "__dict__", {}))  # e.g. shutil.rmtree.avoids_symlink_attacks
+    return disabled
+
+
+def _importing() -> bool:
+    """Whether a module is being imported (its code runs under the import system's frames)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _plain_value(value):
+    """What json cannot write by itself: numpy's scalars and arrays, as the numbers and lists they hold."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 def _finish(status: int) -> None:
@@ -258,7 +301,7 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
                                 f"class Solution)")
             value = fn(*args)
             try:
-                text = json.dumps(value)
+                text = json.dumps(value, default=_plain_value)
             except (TypeError, ValueError, RecursionError) as e:
                 raise TypeError(f"return value of type {type(value).__name__} is not JSON-serialisable") from e
             _report({"kind": "value", "json": text})
