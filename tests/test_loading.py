@@ -17,13 +17,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pytest_apps import hub, loading
 from pytest_apps.loading import DatasetError, Source, find_split_files, open_rows
-
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
@@ -327,8 +326,7 @@ def test_parquet_without_problem_id(tmp_path):
 def test_bundled_sample_resolves():
     path = loading.sample_path()
     assert path == REPO_ROOT / "pytest_apps" / "data" / "sample.jsonl"
-    if not path.is_file():
-        pytest.skip("pytest_apps/data/sample.jsonl is not written yet (another part of the project ships it)")
+    assert path.is_file()
     source, rows = open_rows("sample", split="ignored")
     rows = list(rows)
     assert source.dataset == "sample" and source.resolved_revision
