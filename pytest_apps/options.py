@@ -25,6 +25,7 @@ class Option:
     default: Any = None
     metavar: str | None = None
     selects: bool = True  # giving it on the command line implies --apps
+    commas: bool = False  # a list option whose values may also be comma-separated
 
     @property
     def flag(self) -> str:
@@ -44,7 +45,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("limit", "Evaluate at most N problems (after filters and offset).", kind="int", metavar="N"),
     Option("offset", "Skip the first K problems (after filters).", kind="int", default=0, metavar="K"),
     Option("only", "Only these problem ids (repeatable, or comma-separated).", kind="list", default=(),
-           metavar="ID"),
+           metavar="ID", commas=True),
     Option("difficulty", "Only this tier: introductory, interview or competition (repeatable).",
            kind="list", default=(), metavar="TIER"),
     Option("max-tests", "Keep the first N tests of each problem (default 20; 0 or less keeps all).",
@@ -234,6 +235,10 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if opt.kind == "list":
             items = raw if isinstance(raw, list) else [raw]
+            if opt.commas:  # "7,15,16" is three values, on the command line and in the ini file alike
+                from .dataset import parse_only
+
+                return tuple(parse_only(items))
             return tuple(str(x) for x in items)
         return str(raw)
     except ValueError:

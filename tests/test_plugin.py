@@ -188,9 +188,13 @@ def test_selection_options(sample_project: pytest.Pytester) -> None:
     report = read_report(sample_project)
     assert [p["id"] for p in report["problems"]] == ["900005", "900006"]
     result = run(sample_project, "--apps-dataset", "sample", "--apps-only", "900002,900004",
-                 "--apps-only", "900006", "--apps-offset", "1", "--apps-limit", "1")
+                 "--apps-only", "900006", "--apps-offset", "1", "--apps-limit", "1", "--apps-html", "r.html")
     result.assert_outcomes(passed=4)
-    assert [p["id"] for p in read_report(sample_project)["problems"]] == ["900004"]
+    report = read_report(sample_project)
+    assert [p["id"] for p in report["problems"]] == ["900004"]
+    # the option is resolved once into the ids it means, and every report shows them
+    assert report["settings"]["only"] == ["900002", "900004", "900006"]
+    assert "3 chosen ids" in (sample_project.path / "r.html").read_text()
 
 
 def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project: pytest.Pytester) -> None:
