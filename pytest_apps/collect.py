@@ -108,13 +108,15 @@ class CaseItem(pytest.Item):
         try:
             self.result = run_case(state.executor, self.problem, self.candidate, cases, self.index)
         except HarnessError as exc:
-            self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid))
+            self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
             raise
 
     def runtest(self) -> None:
         assert self.result is not None
-        self._record(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid))
-        if self.result.verdict.kind != PASS:
+        failed = self.result.verdict.kind != PASS
+        self._record(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid,
+                                 self.rerun_id() if failed else ""))
+        if failed:
             state = RunState.of(self.config)
             state.failed_at.setdefault(self.key, self.nodeid)
             case_file = None

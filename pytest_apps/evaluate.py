@@ -51,12 +51,13 @@ def case_record(
     index: int,
     result: CaseResult | HarnessError,
     nodeid: str = "",
+    rerun_id: str = "",
 ) -> CaseRecord:
-    """The plain record of one case, as every front end reports it (a harness fault included)."""
+    """The plain record of one case, as every front end reports it (a harness fault included). `rerun_id`:
+    for a failure, the node id to paste where the run was started (when it differs from `nodeid`)."""
     if isinstance(result, HarnessError):
-        return CaseRecord(
-            problem.id, index, "harness_error", sample=candidate.sample, reason=str(result), nodeid=nodeid
-        )
+        return CaseRecord(problem.id, index, "harness_error", sample=candidate.sample, reason=str(result),
+                          nodeid=nodeid, rerun_id=rerun_id)
     from .failtext import failure_detail  # failtext imports this module
 
     verdict, outcome = result.verdict, result.outcome
@@ -71,4 +72,5 @@ def case_record(
         memory=outcome.peak_memory if outcome else 0,
         nodeid=nodeid,
         detail=failure_detail(result) if verdict.kind != PASS else {},
+        rerun_id=rerun_id if verdict.kind != PASS else "",
     )

@@ -39,8 +39,9 @@ class CaseRecord:
     reason: str = ""
     time: float = 0.0
     memory: int = 0
-    nodeid: str = ""
+    nodeid: str = ""  # as pytest names the case (relative to the rootdir)
     detail: dict[str, Any] = field(default_factory=dict)  # failures only: input, expected, got (cut short)
+    rerun_id: str = ""  # failures only: the node id to paste, spelled from where the run was started
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,7 +74,8 @@ class ProblemResult:
     tests_passed: int = 0
     tests_run: int = 0
     tests_total: int = 0
-    first_failure: str = ""  # node id of the first failing case, ready to paste
+    first_failure: str = ""  # node id of the first failing case, ready to paste where the run was started
+    first_failure_nodeid: str = ""  # the same case as pytest names it (relative to the rootdir)
     first_failure_detail: dict[str, Any] = field(default_factory=dict)  # its input, expected, got
     program: str | None = None  # the candidate program, kept for failing problems
     tests: list[dict[str, Any]] = field(default_factory=list)
@@ -135,7 +137,8 @@ def problem_result(
         first = failures[0]
         result.verdict = P_FAIL
         result.reason = f"test {first.case}: {first.kind}" + (f" ({first.reason})" if first.reason else "")
-        result.first_failure = first.nodeid
+        result.first_failure = first.rerun_id or first.nodeid
+        result.first_failure_nodeid = first.nodeid
         result.first_failure_detail = dict(first.detail)
         if all(r.kind == "harness_error" for r in failures):
             result.verdict, result.reason = P_INCOMPLETE, "harness error: " + first.reason
@@ -191,6 +194,7 @@ def sampled_result(problem: Problem, candidates: Sequence[Any], records: Iterabl
         cand, first = next(((c, r) for c, r in failing if r.verdict == result.verdict), failing[0])
         result.reason = (f"{len(failing)} of {len(per)} samples failed; sample {cand.sample}: {first.reason}")
         result.first_failure, result.first_failure_detail = first.first_failure, first.first_failure_detail
+        result.first_failure_nodeid = first.first_failure_nodeid
         result.program, result.raw = cand.code, cand.raw
     return result
 

@@ -97,7 +97,7 @@ def comparable(document: dict[str, Any]) -> dict[str, Any]:
     summary = {k: v for k, v in document["summary"].items() if k != "wall_time"}
     problems = [
         {
-            **{k: v for k, v in p.items() if k not in ("tests", "first_failure")},
+            **{k: v for k, v in p.items() if k not in ("tests", "first_failure", "first_failure_nodeid")},
             "tests": [(t["case"], t["kind"], t["step"]) for t in p["tests"]],
         }
         for p in document["problems"]

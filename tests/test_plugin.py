@@ -110,6 +110,30 @@ def test_failure_text_is_short_and_says_how_to_rerun(broken_project: pytest.Pyte
     again.assert_outcomes(failed=1)
 
 
+def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A generations folder elsewhere: every id printed for pasting works from where the run started."""
+    broken_project.makeini("[pytest]\n")  # the rootdir is the project; the candidates are not under it
+    elsewhere = tmp_path_factory.mktemp("generations") / "cands"
+    shutil.copytree(broken_project.path / "solutions", elsewhere)
+    result = run(broken_project, "--apps-dataset", "sample", "--apps-candidates", str(elsewhere),
+                 "--apps-html", "r.html")
+    lines = result.stdout.lines
+    at = lines.index("first failing case of failing problems (paste to rerun):")
+    pasted = lines[at + 1].strip()
+    assert pasted.endswith("900001.py::test_0")
+    report = read_report(broken_project)
+    first = next(p for p in report["problems"] if p["id"] == "900001")
+    assert first["first_failure"] == pasted
+    assert first["first_failure_nodeid"].endswith("900001.py::test_0")  # as pytest names it
+    assert f"pytest {pasted}</code>" in (broken_project.path / "r.html").read_text()
+    again = run(broken_project, "--apps-dataset", "sample", "--apps-candidates", str(elsewhere), pasted, "-v")
+    again.assert_outcomes(failed=1)
+    ran = [(p["id"], t["case"]) for p in read_report(broken_project)["problems"] for t in p["tests"]]
+    assert ran == [("900001", 0)]
+
+
 def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest.Pytester) -> None:
     result = run(broken_project, "--apps-dataset", "sample", "solutions/900001.py::test_2", "-v")
     result.assert_outcomes(failed=1)
