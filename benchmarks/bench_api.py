@@ -30,9 +30,9 @@ from pathlib import Path
 
 from pytest_apps import Evaluator, load_problems
 from pytest_apps.api import _STORE
-from pytest_apps.dataset import CALL, call_args, stdin_text
+from pytest_apps.dataset.problems import CALL, call_args, stdin_text
 from pytest_apps.executor import Executor, Limits, Program
-from pytest_apps.loading import sample_path
+from pytest_apps.dataset.loading import sample_path
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import options
+from .core.settings import OPTIONS, OptionError, argparse_kwargs, resolve
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,8 +23,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     gen = commands.add_parser("generate", help="ask the agent for the selected problems' programs")
     gen.add_argument("--rootdir", default=os.getcwd(), help="relative paths are resolved against it")
-    for opt in options.OPTIONS:
-        gen.add_argument(opt.flag, **options.argparse_kwargs(opt))
+    for opt in OPTIONS:
+        gen.add_argument(opt.flag, **argparse_kwargs(opt))
     return parser
 
 
@@ -38,21 +38,22 @@ def _progress(line: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .agent import generate_for
-    from .candidates import CandidateError
-    from .dataset import Selection, select
-    from .loading import DatasetError, open_rows
+    from .candidates.agent import generate_for
+    from .candidates.sources import CandidateError
+    from .dataset.loading import open_rows
+    from .dataset.problems import Selection, select
+    from .dataset.rows import DatasetError
 
     try:
-        settings = options.resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
+        settings = resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
         if not settings.agent:
-            raise options.OptionError("generate: give --apps-agent module:callable")
+            raise OptionError("generate: give --apps-agent module:callable")
         selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
         _, rows = open_rows(settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint())
         parsed = select(rows, selection, settings.max_tests)
         folder = settings.candidates_path
         stats = generate_for(settings, parsed.problems, folder, progress=_progress)
-    except (options.OptionError, CandidateError, DatasetError) as exc:
+    except (OptionError, CandidateError, DatasetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if sys.stderr.isatty() and stats.generated:

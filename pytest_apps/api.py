@@ -8,10 +8,11 @@
         print(ev.summary(results, problems).figures["strict_accuracy"])
 
 One engine, two front ends. Problems come from the same loader, selection and problem index as the
-plugin's (`loading.open_rows`, `dataset.select`, `index.load`); every case is run and judged by the same
-function as a pytest item (`evaluate.run_case`), becomes the same record (`evaluate.case_record`) and
-rolls up through the same code (`report.problem_result`, `report.summary_of`, `report.document`). A program therefore gets
-the same verdicts and figures whichever way it was scored; `tests/test_api.py` checks it.
+plugin's (`dataset.loading.open_rows`, `dataset.problems.select`, `dataset.index.load`); every case is run and
+judged by the same function as a pytest item (`engine.run.run_case`), becomes the same record
+(`engine.run.case_record`) and rolls up through the same code (`report.rollup.problem_result`, `summary_of`,
+`document`). A program therefore gets the same verdicts and figures whichever way it was scored;
+`tests/test_api.py` checks it.
 
 Like the plugin, this module lifts the interpreter's 4300-digit limit on int/str conversion
 (`sys.set_int_max_str_digits(0)`): APPS data holds longer integers.
@@ -32,16 +33,18 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
-from . import index as problem_index
-from .candidates import Candidate
-from .dataset import Cases, Problem, Selection, SkippedRow, case_order
-from .evaluate import case_record, run_case
+from .candidates.sources import Candidate
+from .core.outcome import PASS
+from .core.outcome import RUN_HARNESS_ERROR as HARNESS_ERROR
+from .core.record import CaseRecord
+from .dataset import index as problem_index
+from .dataset.index import cases_path, read_cases
+from .dataset.problems import Cases, Problem, Selection, SkippedRow, case_order
+from .dataset.rows import DEFAULT_DATASET, DatasetError
+from .engine.run import case_record, run_case
 from .executor import Executor, Limits
-from .index import cases_path, read_cases
-from .judge import HarnessError
-from .loading import DEFAULT_DATASET, DatasetError
-from .outcome import PASS, RUN_HARNESS_ERROR as HARNESS_ERROR
-from .report import CaseRecord, ProblemResult, Summary, document, single_result, summary_of
+from .judge.cascade import HarnessError
+from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 
 __all__ = ["Evaluator", "ProblemList", "load_problems", "DatasetError"]
 

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import read_report, run
 
-from pytest_apps.agent import PythonExec, frame_prompt, generate, is_generated
-from pytest_apps.dataset import Problem
+from pytest_apps.candidates.agent import PythonExec, frame_prompt, generate, is_generated
+from pytest_apps.dataset.problems import Problem
 
 F = "```"
 

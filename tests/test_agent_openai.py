@@ -15,9 +15,9 @@ import pytest
 
 from conftest import read_report, run
 
-from pytest_apps.agent import PythonExec, agent_problem
-from pytest_apps.agents import ChatError, openai_chat
-from pytest_apps.dataset import Problem
+from pytest_apps.candidates.agent import PythonExec, agent_problem
+from pytest_apps.candidates.agents import ChatError, openai_chat
+from pytest_apps.dataset.problems import Problem
 
 F = "```"
 PROGRAM = "a, b = map(int, input().split())\nprint(a + b)\n"

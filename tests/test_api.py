@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from pytest_apps import Evaluator, Problem, ProblemList, ProblemResult, Summary, load_problems
-from pytest_apps.dataset import case_order
-from pytest_apps.loading import sample_path
+from pytest_apps.dataset.problems import case_order
+from pytest_apps.dataset.loading import sample_path
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"

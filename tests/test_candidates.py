@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_apps.candidates import (
-    Candidate,
-    CandidateError,
-    load_candidates,
-    most_common,
-    parse_solutions,
-    reference_folder,
+from pytest_apps.candidates.sources import (
+    Candidate, CandidateError, load_candidates, most_common, parse_solutions, reference_folder,
 )
-from pytest_apps.dataset import Problem
+from pytest_apps.dataset.problems import Problem
 
 F = "```"
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 import pytest
 from conftest import read_report, run
 
-from pytest_apps.cpus import executor_cpu, worker_index
+from pytest_apps.plugin.cpus import executor_cpu, worker_index
 from pytest_apps.executor import Executor, Limits, Program
 
 

@@ -4,16 +4,8 @@ import json
 
 import pytest
 
-from pytest_apps.dataset import (
-    CALL,
-    STDIN,
-    Selection,
-    SkippedRow,
-    call_args,
-    parse_only,
-    parse_row,
-    select,
-    stdin_text,
+from pytest_apps.dataset.problems import (
+    CALL, STDIN, Selection, SkippedRow, call_args, parse_only, parse_row, select, stdin_text,
 )
 
 

@@ -12,14 +12,8 @@ import time
 import pytest
 
 from pytest_apps.executor import Executor, Limits, Program
-from pytest_apps.outcome import (
-    RUN_COMPILE_ERROR,
-    RUN_EXITED,
-    RUN_HARNESS_ERROR,
-    RUN_MEMORY,
-    RUN_OUTPUT_LIMIT,
-    RUN_SIGNALED,
-    RUN_TIMEOUT,
+from pytest_apps.core.outcome import (
+    RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT,
 )
 
 
@@ -31,7 +25,7 @@ def ex():
 
 def test_the_server_speaks_the_statuses_outcomes_know():
     """The server's standalone protocol module repeats the run statuses (it cannot import the package)."""
-    from pytest_apps import outcome
+    from pytest_apps.core import outcome
     from pytest_apps.executor import protocol
 
     names = [n for n in dir(outcome) if n.startswith("RUN_")]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_apps.extract import extract_code, looks_like_markdown
+from pytest_apps.candidates.extract import extract_code, looks_like_markdown
 
 F = "```"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_apps.html_report import KINDS, encode_row, problem_cells, render_html, write_html
+from pytest_apps.report.html import KINDS, encode_row, problem_cells, render_html, write_html
 
 KIND_NAMES = [k for k in KINDS if k not in ("not_run", "broken", "harness_error", "no_code")]
 XSS_PROGRAM = (

@@ -16,10 +16,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import read_report, run
-from pytest_apps import index
+from pytest_apps.dataset import index
 from pytest_apps.api import _STORE, load_problems
-from pytest_apps.dataset import TIERS, Selection, select
-from pytest_apps.loading import Source, open_rows, sample_path
+from pytest_apps.dataset.problems import TIERS, Selection, select
+from pytest_apps.dataset.rows import Source
+from pytest_apps.dataset.loading import open_rows, sample_path
 
 # ------------------------------------------------------------------------------------------ a generated split
 
@@ -237,7 +238,7 @@ def test_the_loser_of_a_build_race_keeps_the_winners_index(cache, rows_file) -> 
 
 def test_concurrent_first_runs_all_succeed(cache, rows_file) -> None:
     code = (
-        "import json, sys; from pytest_apps import index; from pytest_apps.dataset import Selection;"
+        "import json, sys; from pytest_apps.dataset import index; from pytest_apps.dataset.problems import Selection;"
         "got = index.load(sys.argv[1], 'test', None, Selection(), 3);"
         "print(json.dumps([got.index, [p.to_dict() for p in got.parsed.problems],"
         " [c.__dict__ for c in map(index.read_cases, [index.cases_path(got.cases_dir, p) for p in got.parsed.problems],"

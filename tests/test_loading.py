@@ -1,4 +1,4 @@
-"""Tests for pytest_apps.loading: local formats, lazy reading, one-line errors, and the hub cache offline.
+"""Tests for pytest_apps.dataset (rows, loading, hub): local formats, lazy reading, one-line errors, and the hub cache offline.
 
 Hub tests build a real Hugging Face cache in tmp_path (``hub/datasets--codeparrot--apps/{blobs,refs,snapshots}``)
 and run ``open_rows`` in a fresh interpreter with HF_HOME/HF_HUB_CACHE pointing at it, so the real
@@ -21,8 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pytest_apps import hub, loading
-from pytest_apps.loading import DatasetError, Source, find_split_files, open_rows
+from pytest_apps.dataset import hub, loading
+from pytest_apps.dataset.rows import DatasetError, Source, find_split_files, iter_jsonl
+from pytest_apps.dataset.loading import open_rows
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
@@ -223,7 +224,7 @@ def test_stream_line_splitter_handles_chunk_boundaries():
     payload = b"".join(json.dumps(r).encode() + b"\n" for r in ROWS) + b'{"problem_id": 9'
     lines = list(hub._lines(io.BytesIO(payload), chunk=7))
     assert b"".join(lines) == payload
-    rows = list(loading.iter_jsonl(lines, "hf://x/test.jsonl"))
+    rows = list(iter_jsonl(lines, "hf://x/test.jsonl"))
     assert ids(rows[:5]) == [0, 1, 2, 3, 4]
     assert rows[5]["__line__"] == 6 and "truncated" in rows[5]["__error__"]
 
@@ -368,7 +369,7 @@ def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None =
     script = textwrap.dedent(
         """
         import json, sys
-        from pytest_apps.loading import open_rows, DatasetError
+        from pytest_apps.dataset.loading import open_rows, DatasetError
         dataset, split, revision, stop = json.loads(sys.argv[1])
         try:
             source, rows = open_rows(dataset, split, revision, stop=stop)

@@ -6,7 +6,7 @@ from math import comb
 
 import pytest
 
-from pytest_apps.passk import ks_for, mean_pass_at_k, pass_at_k
+from pytest_apps.report.passk import ks_for, mean_pass_at_k, pass_at_k
 
 
 @pytest.mark.parametrize("n,c,k", [(1, 0, 1), (1, 1, 1), (10, 3, 1), (10, 3, 5), (20, 1, 10), (100, 7, 100),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_apps.dataset import Problem
-from pytest_apps.predictions import FIELDS, prediction_records, write_predictions
+from pytest_apps.dataset.problems import Problem
+from pytest_apps.report.predictions import FIELDS, prediction_records, write_predictions
 
 QUESTION = "Read two integers and print their sum. " * 20  # 780 characters
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_apps.dataset import Problem
-from pytest_apps.records import CaseRecords
-from pytest_apps.report import CaseRecord, summarize
+from pytest_apps.dataset.problems import Problem
+from pytest_apps.report.store import CaseRecords
+from pytest_apps.core.record import CaseRecord
+from pytest_apps.report.rollup import summarize
 
 
 def record(pid: str, case: int, kind: str, sample: int = 0) -> CaseRecord:

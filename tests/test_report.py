@@ -1,7 +1,8 @@
 """The roll-up from per-case records to per-problem verdicts and run figures (pure)."""
 
-from pytest_apps.dataset import Problem, SkippedRow
-from pytest_apps.report import CaseRecord, summarize
+from pytest_apps.dataset.problems import Problem, SkippedRow
+from pytest_apps.core.record import CaseRecord
+from pytest_apps.report.rollup import summarize
 
 
 def problem(pid, tier="interview", n=3, broken=""):

@@ -91,7 +91,7 @@ def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pyt
 
 
 def test_every_option_is_documented_in_the_readme() -> None:
-    from pytest_apps.options import OPTIONS
+    from pytest_apps.core.settings import OPTIONS
 
     readme = (REPO / "README.md").read_text()
     missing = [opt.flag for opt in OPTIONS if f"| `{opt.flag}" not in readme]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from conftest import read_report, run
-from pytest_apps.loading import sample_path
+from pytest_apps.dataset.loading import sample_path
 
 BROKEN = {
     "900001": "a, b = map(int, input().split())\nprint(a - b)\n",  # wrong answer on most tests

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from xdist.scheduler import LoadScopeScheduling
 
-from pytest_apps.scheduling import ProblemScheduling
+from pytest_apps.plugin.scheduling import ProblemScheduling
 
 
 class Node:

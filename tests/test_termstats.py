@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import run
 
-from pytest_apps.termstats import forget_on_worker, forget_quiet_phase
+from pytest_apps.plugin.termstats import forget_on_worker, forget_quiet_phase
 
 
 def report(when: str = "teardown", outcome: str = "passed", sections=(), location=None) -> pytest.TestReport:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from _pytest import reports
 
-from pytest_apps.transport import PACKED, pack, unpack
+from pytest_apps.plugin.transport import PACKED, pack, unpack
 
 
 def case_report(**over) -> pytest.TestReport:

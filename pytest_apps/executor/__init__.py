@@ -7,6 +7,10 @@ by its zygote (`zygote.py`). The child fences itself in (process group, rlimits,
 working directory, no capabilities, Landlock, no network; `child.py`, `fence.py`) and runs the program; the
 server watches it from outside (wall clock, output bytes), kills its whole process group and every leftover
 descendant, and sends back plain data that becomes an `Outcome`.
+
+This package imports only `core` (the `Outcome` it returns). The server's modules import nothing beyond the
+standard library and each other: `serve.py` loads them as a private package, so that nothing named
+`pytest_apps` is importable in a child.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import time
 import weakref
 from dataclasses import asdict, dataclass, field
 
-from ..outcome import RUN_HARNESS_ERROR, Outcome
+from ..core.outcome import RUN_HARNESS_ERROR, Outcome
 from . import protocol as _proto
 
 __all__ = ["Executor", "Limits", "Program", "default_memory"]

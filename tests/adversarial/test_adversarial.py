@@ -16,7 +16,7 @@ import pytest
 
 from pytest_apps.executor.server import SPARES
 from pytest_apps.executor import Executor, Limits, Program
-from pytest_apps.outcome import RUN_EXITED, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT
+from pytest_apps.core.outcome import RUN_EXITED, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT
 
 SECRET = "EXPECTED-OUTPUT-7f3a9c"  # an "expected output" the child must never be able to find
 

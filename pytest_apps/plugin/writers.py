@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .report import CaseRecord, Summary, document, failing_nodeids, summarize
+from ..core.record import CaseRecord
+from ..report.rollup import Summary, document, failing_nodeids, summarize
 from .state import RunState
 
 
@@ -165,11 +166,11 @@ def write_reports(state: RunState, summary: Summary) -> None:
     document = report_document(state, summary)
     write_json(state, summary, document)
     if state.settings.html:
-        from .html_report import write_html
+        from ..report.html import write_html
 
         write_html(document, state.settings.path(state.settings.html))
     if state.settings.predictions:
-        from .predictions import prediction_records, write_predictions
+        from ..report.predictions import prediction_records, write_predictions
 
         records = prediction_records(document, state.plan.problems, state.plan.candidates)
         write_predictions(records, state.settings.path(state.settings.predictions))

@@ -1,16 +1,19 @@
-"""The plugin's options: declared once, resolved into a plain `Settings` (command line > ini > default)."""
+"""The run's settings: every `--apps-*` option declared once (`OPTIONS`), and resolved into a plain, frozen
+`Settings` (command line > ini > default), checked here once. No pytest: the plugin declares these options
+on pytest's parser (`plugin/options.py`), `python -m pytest_apps` on its own argparse parser."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .cpus import PINNING_MODES
-
 DEFAULT_DATASET = "codeparrot/apps"
 DEFAULT_REPORT = "reports/apps-report.json"
+PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
+TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
 
 
 class OptionError(Exception):
@@ -188,25 +191,6 @@ def argparse_kwargs(opt: Option) -> dict[str, Any]:
     return kwargs
 
 
-def add_options(parser: Any) -> None:
-    group = parser.getgroup("apps", "APPS benchmark (pytest-apps)")
-    group.addoption("--apps", action="store_true", dest="apps", default=None,
-                    help="Collect and run the APPS benchmark (implied by any selection option).")
-    parser.addini("apps", "Enable the APPS benchmark collection.", type="bool", default=False)
-    for opt in OPTIONS:
-        group.addoption(opt.flag, **argparse_kwargs(opt))
-        ini_type = {"list": "linelist", "bool": "bool"}.get(opt.kind, "string")
-        parser.addini(opt.dest, opt.help, type=ini_type)
-
-
-def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
-    if getoption("apps"):
-        return True
-    if any(getoption(opt.dest) is not None for opt in OPTIONS if opt.selects):
-        return True
-    return bool(getini("apps"))
-
-
 def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str) -> Settings:
     """Command line wins over ini, ini over the default; every value is checked here, once."""
     values: dict[str, Any] = {}
@@ -236,8 +220,6 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
         if opt.kind == "list":
             items = raw if isinstance(raw, list) else [raw]
             if opt.commas:  # "7,15,16" is three values, on the command line and in the ini file alike
-                from .dataset import parse_only
-
                 return tuple(parse_only(items))
             return tuple(str(x) for x in items)
         return str(raw)
@@ -258,8 +240,6 @@ def _memory_from_env() -> int | None:
 
 
 def _check(s: Settings) -> None:
-    from .dataset import TIERS
-
     if s.limit is not None and s.limit < 0:
         raise OptionError(f"--apps-limit: {s.limit} is negative; give 0 or more problems")
     if s.offset < 0:
@@ -285,6 +265,15 @@ def _check(s: Settings) -> None:
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+
+
+def parse_only(values: Iterable[str]) -> list[str]:
+    """`--apps-only` values: repeatable and comma-separated."""
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip() for part in str(value).split(",") if part.strip())
+    return out
+
 
 
 # What decides how a single case runs; a rerun command repeats these (the node id does the selecting).

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _pytest import reports as _pytest_reports
-
 import pytest
+from _pytest import reports as _pytest_reports
 
 PACKED = "AppsPackedTestReport"
 LOCATION_PREFIX = "APPS problem "  # how our cases' locations read (CaseItem.reportinfo)

@@ -5,7 +5,7 @@ fetched with ``huggingface_hub`` (its cache, file locks and offline mode) and st
 metadata request (no retries) decides between online and the cache (none when the revision is a commit
 whose file is cached); without the file cached and with a ``stop``, only the head of the file is streamed.
 Repositories without ``<split>.jsonl`` (or a Parquet conversion revision) fall back to the layouts
-:func:`loading.find_split_files` understands.
+:func:`rows.find_split_files` understands.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from .loading import (
+from .rows import (
     DEFAULT_DATASET,
     DatasetError,
     Source,
-    _short,
-    _limit,
-    _rows,
     find_split_files,
     iter_jsonl,
+    limit_rows,
+    read_rows,
+    short_error,
 )
 
 _HUB_TIMEOUT_DEFAULT = 5.0  # seconds for the metadata request that decides online vs cache
@@ -74,7 +74,7 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
         # A commit never changes, so its file in the cache is the file: no request to the hub at all.
         cached = try_to_load_from_cache(repo_id, filename, revision=revision, repo_type="dataset")
         if isinstance(cached, str):
-            return Source(repo_id, split, revision, revision), _rows("jsonl", [Path(cached)], stop)
+            return Source(repo_id, split, revision, revision), read_rows("jsonl", [Path(cached)], stop)
     meta = None
     unreachable: str | None = None
     if not offline:
@@ -101,7 +101,7 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
         except EntryNotFoundError:
             return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
         except Exception as exc:  # connection refused, DNS, timeout, proxy, 5xx: fall back to the cache
-            unreachable = _short(exc)
+            unreachable = short_error(exc)
 
     if meta is not None and stop is not None and meta.commit_hash:
         from huggingface_hub import try_to_load_from_cache
@@ -138,12 +138,12 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
         return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
     except Exception as exc:
         raise DatasetError(
-            f"{where}: downloading {filename} failed ({_short(exc)}); retry, or {_local_copy_hint(repo_id, split)}"
+            f"{where}: downloading {filename} failed ({short_error(exc)}); retry, or {_local_copy_hint(repo_id, split)}"
         ) from None
     local = Path(path)
     commit = _snapshot_commit(local) or (meta.commit_hash if meta else None)
     kind, files = "jsonl", [local]
-    return Source(repo_id, split, revision, commit), _rows(kind, files, stop)
+    return Source(repo_id, split, revision, commit), read_rows(kind, files, stop)
 
 
 def _snapshot_commit(path: Path) -> str | None:
@@ -165,16 +165,16 @@ def _stream_hub_jsonl(repo_id: str, split: str, commit: str, stop: int) -> Itera
         try:
             fh = HfFileSystem().open(f"datasets/{repo_id}@{commit}/{filename}", "rb", block_size=0)
         except Exception as exc:
-            raise DatasetError(f"{name}: cannot stream ({_short(exc)}); {_local_copy_hint(repo_id, split)}") from None
+            raise DatasetError(f"{name}: cannot stream ({short_error(exc)}); {_local_copy_hint(repo_id, split)}") from None
         with fh:
             try:
                 yield from iter_jsonl(_lines(fh), name)
             except DatasetError:
                 raise
             except Exception as exc:  # connection dropped mid-stream
-                raise DatasetError(f"{name}: streaming failed ({_short(exc)}); retry or use a local copy") from None
+                raise DatasetError(f"{name}: streaming failed ({short_error(exc)}); retry or use a local copy") from None
 
-    return _limit(gen(), stop)
+    return limit_rows(gen(), stop)
 
 
 def _lines(fh: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]:
@@ -208,13 +208,13 @@ def _open_hub_other_layout(repo_id: str, split: str, revision: str | None, stop:
         except Exception:
             raise DatasetError(f"{where}: not in the Hugging Face cache; {_local_copy_hint(repo_id, split)}") from None
         kind, files = find_split_files(folder, split)
-        return Source(repo_id, split, revision, _snapshot_commit(files[0])), _rows(kind, files, stop)
+        return Source(repo_id, split, revision, _snapshot_commit(files[0])), read_rows(kind, files, stop)
     try:
         api = HfApi()
         info = api.dataset_info(repo_id, revision=rev, timeout=_hub_timeout(), files_metadata=False)
         names = [s.rfilename for s in (info.siblings or [])]
     except Exception as exc:
-        raise DatasetError(f"{where}: cannot list the repository files ({_short(exc)})") from None
+        raise DatasetError(f"{where}: cannot list the repository files ({short_error(exc)})") from None
     # Reuse the folder rules on the file listing (as a virtual tree of empty paths).
     import tempfile
 
@@ -238,5 +238,5 @@ def _open_hub_other_layout(repo_id: str, split: str, revision: str | None, stop:
             for n in wanted
         ]
     except Exception as exc:
-        raise DatasetError(f"{where}: downloading {wanted[0]} failed ({_short(exc)}); retry or use a local copy") from None
-    return Source(repo_id, split, revision, info.sha), _rows(kind, files, stop)
+        raise DatasetError(f"{where}: downloading {wanted[0]} failed ({short_error(exc)}); retry or use a local copy") from None
+    return Source(repo_id, split, revision, info.sha), read_rows(kind, files, stop)

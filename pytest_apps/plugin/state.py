@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from .executor import Executor, Limits
-from .options import Settings
+from ..core.settings import Settings
+from ..executor import Executor, Limits
 from .plan import CaseStore, Plan
 
 STATE_KEY = pytest.StashKey["RunState"]()

@@ -15,14 +15,15 @@ from typing import Any
 
 import pytest
 
-from .candidates import Candidate
-from .dataset import Problem, case_order
-from .evaluate import CaseResult, case_record, run_case
-from .failtext import failure_text, write_case_files
-from .judge import HarnessError
-from .outcome import PASS
-from .options import rerun_args
-from .report import CaseRecord
+from ..candidates.sources import Candidate
+from ..core.outcome import PASS
+from ..core.record import CaseRecord
+from ..core.settings import rerun_args
+from ..dataset.problems import Problem, case_order
+from ..engine.failtext import failure_text, write_case_files
+from ..engine.result import CaseResult
+from ..engine.run import case_record, run_case
+from ..judge.cascade import HarnessError
 from .state import RunState
 from .transport import LOCATION_PREFIX
 

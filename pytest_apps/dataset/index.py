@@ -15,7 +15,7 @@ outside the project and outside what a sandboxed candidate may read (it holds ex
 * A corrupt or unreadable entry (bad JSON, wrong key, a case file missing or of the wrong size) is treated as
   absent and rebuilt by the next full scan. Failing to write the cache is never fatal either.
 * No caching when the source has no resolved revision (nothing to key it by).
-* Selection over an index is ``dataset.select_entries``, the very routine that selects over rows; the cap
+* Selection over an index is ``problems.select_entries``, the very routine that selects over rows; the cap
   (``max_tests``) is applied there, so one index serves every cap.
 """
 
@@ -36,12 +36,23 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from . import jsontext
-from .dataset import (
-    Cases, Entry, ParsedRows, Problem, Selection, SkippedRow, cap, parse_row_full, problem_id_of, row_difficulty,
-    select, select_entries,
+from ..core import jsontext
+from .loading import open_rows
+from .problems import (
+    Cases,
+    Entry,
+    ParsedRows,
+    Problem,
+    Selection,
+    SkippedRow,
+    cap,
+    parse_row_full,
+    problem_id_of,
+    row_difficulty,
+    select,
+    select_entries,
 )
-from .loading import Source, open_rows
+from .rows import Source
 
 FORMAT = 1
 INDEX_FILE = "index.json"

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .extract import extract_code, looks_like_markdown
 
 if TYPE_CHECKING:
-    from .dataset import Problem
-    from .options import Settings
+    from ..dataset.problems import Problem
 
 ID_FIELDS = ("problem_id", "id", "task_id")
 # Fields holding a program; if the text is model output (a fence or a think block) the code is extracted.
@@ -91,6 +90,13 @@ def load_candidates(
 
 
 # -- folders ----------------------------------------------------------------------------------------
+
+
+def read_folder(folder: Path, problems: Sequence[Problem | str], origin: str = "folder",
+                select: str = "all") -> dict[str, list[Candidate]]:
+    """The candidates a folder holds for the given problems (`origin` says who wrote it: "folder", "agent",
+    "reference")."""
+    return select_samples(_from_folder(Path(folder), _ids(problems), origin), select)
 
 
 def _from_folder(folder: Path, problem_ids: list[str], origin: str = "folder") -> dict[str, list[Candidate]]:
@@ -366,31 +372,3 @@ def reference_folder(
             target = sub / name
             if not target.is_file() or _read(target) != code:
                 target.write_text(code, encoding="utf-8")
-
-
-# -- what the plan calls ----------------------------------------------------------------------------
-
-
-def candidates_for(
-    settings: Settings,
-    problems: Sequence[Problem],
-    solutions: Mapping[str, Any] | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> dict[str, list[Candidate]]:
-    """The candidates of each selected problem, from wherever `settings` says they come from.
-
-    `settings.candidates_path` is the folder or file they are read from (an agent's generations folder,
-    the reference folder), which is also what collection walks. On the controller only: an agent runs
-    here, before any xdist worker starts.
-    """
-    folder = settings.candidates_path
-    ids = _ids(problems)
-    if settings.agent:
-        from .agent import generate_for
-
-        generate_for(settings, problems, folder, progress=progress)
-        return select_samples(_from_folder(folder, ids, origin="agent"), settings.select)
-    if settings.candidates == REFERENCE:
-        reference_folder(folder, problems, solutions or {}, settings.samples)
-        return select_samples(_from_folder(folder, ids, origin=REFERENCE), settings.select)
-    return load_candidates(folder, problems, settings.select)

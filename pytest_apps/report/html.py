@@ -1,6 +1,6 @@
 """The HTML report (`--apps-html`): one self-contained file a person would rather look at than read.
 
-Input is the JSON report document (a plain dict, as `writers.report_document` builds it or as read back
+Input is the JSON report document (a plain dict, as `plugin.writers.report_document` builds it or as read back
 from `reports/apps-report.json`), so a saved report can be rendered again later.
 
 What it shows: the headline figures, a bar per tier, the outcome mix of all tests, a grid of problems by

@@ -5,23 +5,14 @@ Shared by the pytest items and any other front end, so a program scores the same
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from .candidates import Candidate
-from .dataset import CALL, Cases, Problem, call_args, stdin_text
-from .executor import Executor, Program
-from .judge import HarnessError, judge
-from .outcome import NO_CODE, PASS, Outcome, Verdict
-from .report import CaseRecord
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    verdict: Verdict
-    outcome: Outcome | None  # None when nothing ran (no code)
-    input: Any
-    expected: Any
+from ..candidates.sources import Candidate
+from ..core.outcome import NO_CODE, PASS, Verdict
+from ..core.record import CaseRecord
+from ..dataset.problems import CALL, Cases, Problem, call_args, stdin_text
+from ..executor import Executor, Program
+from ..judge.cascade import HarnessError, judge
+from .failtext import failure_detail
+from .result import CaseResult
 
 
 def run_case(
@@ -58,8 +49,6 @@ def case_record(
     if isinstance(result, HarnessError):
         return CaseRecord(problem.id, index, "harness_error", sample=candidate.sample, reason=str(result),
                           nodeid=nodeid, rerun_id=rerun_id)
-    from .failtext import failure_detail  # failtext imports this module
-
     verdict, outcome = result.verdict, result.outcome
     return CaseRecord(
         problem=problem.id,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
-from .report import CaseRecord
+from ..core.record import CaseRecord
 
 
 class CaseRecords:

@@ -6,10 +6,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import jsontext
-from .dataset import STDIN, Problem, call_args, stdin_text
-from .evaluate import CaseResult
-from .judge import cut, show_value
+from ..core import jsontext
+from ..dataset.problems import STDIN, Problem, call_args, stdin_text
+from ..judge.cascade import cut, show_value
+from .result import CaseResult
+
 
 def show(value: Any) -> str:
     """Text as it is (a list of lines joined), anything else as the judge prints values."""

@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .candidates import CandidateError
-from .dataset import CALL
+from ..dataset.problems import CALL
+from .sources import CandidateError
 
 if TYPE_CHECKING:
-    from .dataset import Problem
-    from .options import Settings
+    from ..core.settings import Settings
+    from ..dataset.problems import Problem
 
 PYTHON_EXEC_TIMEOUT = 10.0
 FAILED_MARK = "<!-- pytest-apps: generation failed -->"
@@ -105,7 +105,7 @@ class PythonExec:
         self._closed = False
 
     def __call__(self, code: str, stdin: str = "") -> dict[str, Any]:
-        from .executor import Executor, Limits, Program
+        from ..executor import Executor, Limits, Program
 
         with self._lock:
             if self._closed:
@@ -314,37 +314,3 @@ def generate_for(
         options=agent_options(settings),
         progress=progress,
     )
-
-
-def progress_printer(config: Any) -> Callable[[str], None]:
-    """A progress line for generation inside pytest: written past output capture, in place on a tty."""
-    capman = config.pluginmanager.get_plugin("capturemanager")
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    state = {"last": ""}
-
-    def write(line: str) -> None:
-        if reporter is None or config.option.verbose < 0 and not reporter.isatty:
-            return
-        tty = getattr(reporter, "isatty", False)
-        done = line.split("]")[-1].strip().split(",")[0].split("/")
-        final = len(done) == 2 and done[0] == done[1]
-        if not tty and not final:
-            return  # a log file gets the last line only
-        with capman.global_and_fixture_disabled() if capman else _nothing():
-            if tty:
-                reporter.write("\r" + line + (" " * max(0, len(state["last"]) - len(line))))
-                if final:
-                    reporter.write("\n")
-            else:
-                reporter.write_line(line)
-        state["last"] = line
-
-    return write
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None

@@ -15,8 +15,6 @@ import os
 import re
 from collections.abc import Iterable
 
-PINNING_MODES = ("auto", "off")
-
 
 def executor_cpu(mode: str, worker_id: str | None, worker_count: int | None, cpus: Iterable[int]) -> int | None:
     """The CPU for this worker's executor, or None to leave it free.

@@ -1,50 +1,31 @@
-"""Open APPS rows from the hub (`hub.py`), a local file or folder, or the bundled sample.
+"""Raw APPS rows from local files: the row schema, what was loaded (`Source`), the one-line `DatasetError`,
+and readers for JSON Lines, JSON and Parquet files and the folder layouts the hub uses.
 
-Pure data out: :func:`open_rows` returns a :class:`Source` (what was actually loaded, for the report and for
-cache keys) and an iterator of plain dicts in the ``codeparrot/apps`` schema, in dataset order.
-
-Design notes
-------------
 * Rows are streamed, never converted into an Arrow dataset: the full test split is over a gigabyte and a run
   with ``--apps-limit 50`` needs only the first rows. ``stop`` is the caller's promise that it needs at most
   that many rows; JSON Lines readers stop reading there, Parquet readers read row groups lazily.
-* The hub repository ``codeparrot/apps`` still carries a loading script (``apps.py``) that ``datasets`` >= 4
-  refuses, so we never go through ``datasets.load_dataset``: we fetch the raw ``<split>.jsonl`` at the repo
-  root with ``huggingface_hub`` (its cache, file locks and offline mode) and stream it ourselves. A repo
-  without ``<split>.jsonl`` (or ``--apps-revision refs/convert/parquet``) falls back to the Parquet layouts
-  that :func:`find_split_files` understands.
-* Before downloading, one quick metadata request (no retries) decides between "online" and "use the cache":
-  ``hf_hub_download`` alone retries for ~25 s with back-off when the hub is unreachable and nothing is cached.
-* When the file is not cached yet and the caller passed ``stop``, the head of the file is streamed over HTTP
-  instead of downloading 1.3 GB. Without ``stop`` (a full run) the file is downloaded into the hub cache once,
-  so later runs work offline.
-* Nothing here writes files except ``huggingface_hub`` (which locks and renames atomically), so several
-  xdist workers may call :func:`open_rows` at the same time.
 * A single bad line in a JSON Lines file is not fatal: it is yielded as a marker row
   ``{"__error__": "<file> line N: ...", "__line__": N}`` that the caller skips and counts. Everything else
   that cannot be read (missing file, unknown format, a file that is not JSON Lines at all, an unreadable
-  Parquet file, an unreachable hub without a cache) raises :class:`DatasetError` with a one-line message.
+  Parquet file) raises :class:`DatasetError` with a one-line message.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Iterator
-import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "ROW_FIELDS", "DEFAULT_DATASET"]
-
 DEFAULT_DATASET = "codeparrot/apps"
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 _TEXT_FIELDS = ROW_FIELDS[1:]
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
-_SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet")
+SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet")  # what a local dataset file may be
 _PARQUET_BATCH_ROWS = 16  # APPS rows can be megabytes each: keep record batches small.
 _PREFERRED_CONFIGS = ("default", "all")
 
@@ -69,68 +50,7 @@ class Source:
         return dataclasses.asdict(self)
 
 
-# --------------------------------------------------------------------------------------------------- entry point
-
-
-def open_rows(
-    dataset: str,
-    split: str = "test",
-    revision: str | None = None,
-    *,
-    stop: int | None = None,
-) -> tuple[Source, Iterator[dict]]:
-    """Open the rows of ``dataset`` (``sample``, a local file or folder, or a hub id) in dataset order.
-
-    Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
-    it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
-    """
-    if stop is not None and stop < 0:
-        raise ValueError(f"stop must be >= 0, got {stop}")
-    dataset = (dataset or DEFAULT_DATASET).strip()
-    if dataset == "sample":
-        path = sample_path()
-        if not path.is_file():
-            raise DatasetError(f"the bundled sample {path} is missing; reinstall pytest-apps (pip install -e .)")
-        kind, files = _classify_file(path)
-        return Source("sample", split, None, _fingerprint(files)), _rows(kind, files, stop)
-
-    path = Path(dataset).expanduser()
-    if path.exists() or _looks_like_path(dataset):
-        return _open_local(path, dataset, split, revision, stop)
-    from .hub import open_hub  # the hub client is imported only when the hub is used
-
-    return open_hub(dataset, split, revision, stop)
-
-
-def sample_path() -> Path:
-    """Path of the bundled sample rows (may not exist in a broken install)."""
-    return Path(__file__).resolve().parent / "data" / "sample.jsonl"
-
-
-def _looks_like_path(text: str) -> bool:
-    """A string that cannot be a hub id (``owner/name``) is taken as a local path even if it does not exist."""
-    if text.startswith((".", "/", "~")) or text.lower().endswith(_SUFFIXES):
-        return True
-    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text)
-
-
-# ----------------------------------------------------------------------------------------------------- local
-
-
-def _open_local(path: Path, shown: str, split: str, revision: str | None, stop: int | None):
-    if not path.exists():
-        raise DatasetError(
-            f"--apps-dataset {shown}: no such file or folder; pass a .jsonl, .json or .parquet file, a folder "
-            f"holding {split}.jsonl or {split}.parquet, 'sample', or a hub id such as {DEFAULT_DATASET}"
-        )
-    if path.is_dir():
-        kind, files = find_split_files(path, split)
-    else:
-        kind, files = _classify_file(path)
-    return Source(str(path), split, revision, _fingerprint(files)), _rows(kind, files, stop)
-
-
-def _classify_file(path: Path) -> tuple[str, list[Path]]:
+def classify_file(path: Path) -> tuple[str, list[Path]]:
     name = path.name.lower()
     if name.endswith(_JSONL_SUFFIXES):
         return "jsonl", [path]
@@ -192,7 +112,7 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
     )
 
 
-def _fingerprint(files: list[Path]) -> str:
+def fingerprint(files: list[Path]) -> str:
     """A cheap identity of local files: size, mtime to the nanosecond, and a hash of the first and the last
     MiB (no full read of a gigabyte file; an edit changes the mtime, and a same-size rewrite within one
     timestamp tick would have to leave both ends alone)."""
@@ -211,7 +131,7 @@ def _fingerprint(files: list[Path]) -> str:
     h = hashlib.blake2b(digest_size=8)
     total = 0
     for f in files:
-        h.update(f"{f.name}\0{_fingerprint([f])}\0".encode())
+        h.update(f"{f.name}\0{fingerprint([f])}\0".encode())
         total += f.stat().st_size
     return f"files={len(files)},size={total},hash={h.hexdigest()}"
 
@@ -219,22 +139,22 @@ def _fingerprint(files: list[Path]) -> str:
 # ------------------------------------------------------------------------------------------------------ rows
 
 
-def _rows(kind: str, files: list[Path], stop: int | None) -> Iterator[dict]:
+def read_rows(kind: str, files: list[Path], stop: int | None) -> Iterator[dict]:
     """Check the head of each file now (so opening errors raise from open_rows), then stream lazily."""
     if kind == "jsonl":
         for f in files:
             _check_jsonl_head(f)
-        return _limit((row for f in files for row in _jsonl_file_rows(f)), stop)
+        return limit_rows((row for f in files for row in _jsonl_file_rows(f)), stop)
     if kind == "json":
         rows = _json_rows(files[0])
-        return _limit(rows, stop)
+        return limit_rows(rows, stop)
     if kind == "parquet":
         opened = [_open_parquet(f) for f in files]
-        return _limit((row for f, pf in opened for row in _parquet_rows(f, pf)), stop)
+        return limit_rows((row for f, pf in opened for row in _parquet_rows(f, pf)), stop)
     raise AssertionError(kind)
 
 
-def _limit(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
+def limit_rows(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
     if stop is None:
         yield from rows
         return
@@ -299,7 +219,7 @@ def _check_jsonl_head(path: Path) -> None:
         first = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise DatasetError(
-            f"{path} line {number} is not JSON ({_short(exc)}); is this a JSON Lines file (one row object per line)?"
+            f"{path} line {number} is not JSON ({short_error(exc)}); is this a JSON Lines file (one row object per line)?"
         ) from None
     if not isinstance(first, dict):
         raise DatasetError(
@@ -325,11 +245,11 @@ def iter_jsonl(lines: Iterable[bytes], name: str) -> Iterator[dict]:
         try:
             obj = json.loads(raw)
         except UnicodeDecodeError as exc:
-            yield _marker(f"{name} line {number}: not UTF-8 ({_short(exc)})", number)
+            yield _marker(f"{name} line {number}: not UTF-8 ({short_error(exc)})", number)
             continue
         except ValueError as exc:
             hint = "; the file looks truncated" if not raw.endswith(b"\n") else ""
-            yield _marker(f"{name} line {number}: not JSON ({_short(exc)}){hint}", number)
+            yield _marker(f"{name} line {number}: not JSON ({short_error(exc)}){hint}", number)
             continue
         yield _normalize(obj, f"{name} line {number}", number)
 
@@ -351,7 +271,7 @@ def _json_rows(path: Path) -> Iterator[dict]:
             _check_jsonl_head(path)
             return _jsonl_file_rows(path)
         raise DatasetError(
-            f"{path} is not valid JSON ({_short(exc)}); the file may be truncated or corrupt, download it again"
+            f"{path} is not valid JSON ({short_error(exc)}); the file may be truncated or corrupt, download it again"
         ) from None
     name = str(path)
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
@@ -378,7 +298,7 @@ def _open_parquet(path: Path):
     try:
         pf = pq.ParquetFile(path)
     except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException
-        raise DatasetError(f"{path} is not a readable Parquet file ({_short(exc)}); download it again") from None
+        raise DatasetError(f"{path} is not a readable Parquet file ({short_error(exc)}); download it again") from None
     names = set(pf.schema_arrow.names)
     if "problem_id" not in names and "id" not in names:
         raise DatasetError(
@@ -406,7 +326,7 @@ def _parquet_rows(path: Path, pf) -> Iterator[dict]:
         raise
     except Exception as exc:
         raise DatasetError(
-            f"{path}: cannot read past row {index} ({_short(exc)}); the file is corrupt, download it again"
+            f"{path}: cannot read past row {index} ({short_error(exc)}); the file is corrupt, download it again"
         ) from None
     finally:
         try:
@@ -415,6 +335,6 @@ def _parquet_rows(path: Path, pf) -> Iterator[dict]:
             pass
 
 
-def _short(exc: BaseException, limit: int = 160) -> str:
+def short_error(exc: BaseException, limit: int = 160) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= limit else text[: limit - 3] + "..."

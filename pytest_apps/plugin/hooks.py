@@ -15,15 +15,20 @@ from typing import Any
 
 import pytest
 
-from . import options, transport
-from .agent import progress_printer
-from .candidates import CandidateError
+from ..candidates.sources import CandidateError
+from ..core.record import CaseRecord
+from ..core.settings import OptionError, Settings, resolve
+from ..dataset.rows import DatasetError
+from ..report.rollup import Summary
+from ..report.store import CaseRecords
+from . import transport
 from .collect import RECORD_KEY, CandidateFile
 from .cpus import available_cpus, executor_cpu
-from .loading import DatasetError
+from .options import add_options, is_active
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
-from .records import CaseRecords
-from .report import CaseRecord, Summary
+from .progress import progress_printer
+from .state import STATE_KEY, RunState
+from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import (
     Gate,
     build_summary,
@@ -32,19 +37,17 @@ from .writers import (
     terminal_lines,
     write_reports,
 )
-from .state import STATE_KEY, RunState
-from .termstats import forget_on_worker, forget_quiet_phase
 
 PLAN_KEY = "apps_plan"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    options.add_options(parser)
+    add_options(parser)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if config.option.help or not options.is_active(config.getoption, config.getini):
+    if config.option.help or not is_active(config.getoption, config.getini):
         return
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
@@ -52,8 +55,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
         # which pytest may place elsewhere (e.g. above a dataset path given as an option).
-        settings = options.resolve(config.getoption, config.getini, str(config.invocation_params.dir))
-    except options.OptionError as exc:
+        settings = resolve(config.getoption, config.getini, str(config.invocation_params.dir))
+    except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
     plan, owns = plan_for(config, settings)
     state = RunState(settings, plan, owns_plan=owns)
@@ -71,7 +74,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
 
 
-def plan_for(config: pytest.Config, settings: options.Settings) -> tuple[Plan, bool]:
+def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
     """The controller (or the only process) builds the plan and owns it; an xdist worker reads it."""
     workerinput = getattr(config, "workerinput", None)
     if workerinput is not None and PLAN_KEY in workerinput:

@@ -5,7 +5,7 @@ candidates, and writes the plan to a private folder: a small index (`plan.json`)
 per problem. Workers read the index to collect (ids only) and a problem's test file when its first case
 runs. Collection is therefore identical on every worker and never touches the dataset or the network.
 
-When the dataset's problem index is cached (`index.py`), nothing is parsed and no test file is written:
+When the dataset's problem index is cached (`dataset/index.py`), nothing is parsed and no test file is written:
 `cases_dir` in the plan points at the cache's files, which hold every test, and a problem's first
 `n_cases` are read from there. Those folders are never modified once in place, so pointing at them is as
 safe as a copy and costs nothing (a copy of the full split would be a gigabyte; a hard link can fail
@@ -23,11 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import index, jsontext
-from .candidates import REFERENCE, Candidate, candidates_for
-from .dataset import Cases, Problem, Selection, SkippedRow
-from .index import cases_path, read_cases
-from .options import Settings
+from ..candidates.origins import candidates_for
+from ..candidates.sources import REFERENCE, Candidate
+from ..core import jsontext
+from ..core.settings import Settings
+from ..dataset import index
+from ..dataset.index import cases_path, read_cases
+from ..dataset.problems import Cases, Problem, Selection, SkippedRow
 
 PLAN_FILE = "plan.json"
 

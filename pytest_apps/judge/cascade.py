@@ -40,8 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from . import jsontext
-from .outcome import (
+from ..core import jsontext
+from ..core.outcome import (
     COMPILE_ERROR,
     MEMORY_LIMIT,
     OUTPUT_LIMIT,

@@ -1,6 +1,6 @@
 """APPS rows to problems: parse `input_output`, skip unusable rows with a reason, cap tests, select.
 
-Pure data in and out. Loading the raw rows (hub, files, the bundled sample) is `loading.py`'s job.
+Pure data in and out. Loading the raw rows (hub, files, the bundled sample) is `loading`'s job (`rows`, `hub`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from functools import partial
 from typing import Any
 
-from . import jsontext
+from ..core import jsontext
+from ..core.settings import TIERS, parse_only
 
-TIERS = ("introductory", "interview", "competition")
 STDIN = "stdin"
 CALL = "call"
 
@@ -92,14 +92,6 @@ class ParsedRows:
     skipped: list[SkippedRow] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # --apps-only ids not in the dataset
     solutions: dict[str, Any] = field(default_factory=dict)  # raw `solutions` fields, only when asked for
-
-
-def parse_only(values: Iterable[str]) -> list[str]:
-    """`--apps-only` values: repeatable and comma-separated."""
-    out: list[str] = []
-    for value in values:
-        out.extend(part.strip() for part in str(value).split(",") if part.strip())
-    return out
 
 
 def normalise_tier(value: str) -> str:

@@ -1,0 +1,98 @@
+"""Ready agents. `openai_chat`: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, llama.cpp,
+Ollama, LiteLLM, ...).
+
+    pytest --apps-agent pytest_apps.agents:openai_chat --apps-model gpt-4o-mini -n 8
+
+Model, base URL and key come from `--apps-model`, `--apps-base-url`, `--apps-api-key`, else from
+`OPENAI_MODEL`, `OPENAI_BASE_URL` (or `OPENAI_API_BASE`) and `OPENAI_API_KEY`. It is written with the
+standard library only (urllib): the `agents` extra needs no package, one POST per sample is all the
+protocol it uses, and there is no client library whose version could change the requests under a
+benchmark run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from .agent import AgentProblem
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
+
+
+class ChatError(Exception):
+    """The endpoint refused or failed; the message names the URL and the status."""
+
+
+def chat_settings(options: dict[str, Any]) -> dict[str, Any]:
+    model = options.get("model") or os.environ.get("OPENAI_MODEL")
+    if not model:
+        raise ChatError("no model: give --apps-model NAME or set OPENAI_MODEL")
+    base = (
+        options.get("base_url") or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
+        or DEFAULT_BASE_URL
+    )
+    return {
+        "model": model,
+        "url": base.rstrip("/") + "/chat/completions",
+        "key": options.get("api_key") or os.environ.get("OPENAI_API_KEY") or "",
+        "temperature": options.get("temperature"),
+        "samples": int(options.get("samples") or 1),
+        "timeout": float(options.get("timeout") or 600.0),
+    }
+
+
+def post_json(url: str, body: dict[str, Any], key: str, timeout: float, retries: int = 3) -> dict[str, Any]:
+    """POST `body` as JSON; retry (with backoff) on rate limits, server errors and dropped connections."""
+    data = json.dumps(body).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    delay = 1.0
+    for attempt in range(retries + 1):
+        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
+            if exc.code not in RETRY_STATUS or attempt == retries:
+                raise ChatError(f"{url}: HTTP {exc.code}: {detail}") from None
+            retry_after = exc.headers.get("Retry-After") if exc.headers else None
+            wait = float(retry_after) if retry_after and retry_after.isdigit() else delay
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            if attempt == retries:
+                raise ChatError(f"{url}: {getattr(exc, 'reason', exc)}") from None
+            wait = delay
+        except ValueError as exc:
+            raise ChatError(f"{url}: the answer is not JSON ({exc})") from None
+        time.sleep(min(wait, 30.0))
+        delay *= 2
+    raise AssertionError("unreachable")
+
+
+def message_text(answer: dict[str, Any], url: str) -> str:
+    try:
+        content = answer["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise ChatError(f"{url}: no choices[0].message.content in the answer") from None
+    if isinstance(content, list):  # content parts
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def openai_chat(problem: AgentProblem) -> str | list[str]:
+    """One user message holding the APPS prompt; one request per sample. Returns the model's text."""
+    s = chat_settings(problem.options)
+    body: dict[str, Any] = {"model": s["model"], "messages": [{"role": "user", "content": problem.prompt}]}
+    if s["temperature"] is not None:
+        body["temperature"] = s["temperature"]
+    texts = [
+        message_text(post_json(s["url"], body, s["key"], s["timeout"]), s["url"]) for _ in range(s["samples"])
+    ]
+    return texts[0] if len(texts) == 1 else texts

@@ -1,0 +1,48 @@
+"""The record of one case: what a (problem, sample, test) item produced, as plain data.
+
+It travels from where the case ran (an xdist worker, an API thread) to where the run is rolled up, so it
+holds only str, int, float and plain dicts, and crosses as one JSON string.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """What one (problem, sample, test) item produced, as sent from a worker to the controller."""
+
+    problem: str
+    case: int
+    kind: str  # PASS or a failure kind, or "harness_error"
+    sample: int = 0
+    step: str = ""
+    reason: str = ""
+    time: float = 0.0
+    memory: int = 0
+    nodeid: str = ""  # as pytest names the case (relative to the rootdir)
+    detail: dict[str, Any] = field(default_factory=dict)  # failures only: input, expected, got (cut short)
+    rerun_id: str = ""  # failures only: the node id to paste, spelled from where the run was started
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
+        return cls(**data)
+
+    def to_json(self) -> str:
+        """The record as one JSON string: how it travels from an xdist worker to the controller (execnet
+        serialises a string in one step, a dict field by field in Python, once per report)."""
+        return json.dumps({name: getattr(self, name) for name in _RECORD_FIELDS})
+
+    @classmethod
+    def from_json(cls, text: str) -> CaseRecord:
+        return cls.from_dict(json.loads(text))
+
+
+_RECORD_FIELDS = tuple(CaseRecord.__dataclass_fields__)

@@ -1,0 +1,5 @@
+"""APPS rows to problems: raw rows from local files (`rows`) and the hub (`hub`), opened by `loading`; rows
+parsed, skipped with a reason, capped and selected (`problems`); the parsed split cached on disk (`index`).
+
+May import `core`; knows nothing of candidates, execution, judging, reports or pytest.
+"""

@@ -1,0 +1,103 @@
+"""Open APPS rows from the hub (`hub.py`), a local file or folder (`rows.py`), or the bundled sample.
+
+Pure data out: :func:`open_rows` returns a :class:`Source` (what was actually loaded, for the report and for
+cache keys) and an iterator of plain dicts in the ``codeparrot/apps`` schema, in dataset order.
+
+Design notes
+------------
+* Rows are streamed (see `rows.py`): ``stop`` is the caller's promise that it needs at most that many rows.
+* The hub repository ``codeparrot/apps`` still carries a loading script (``apps.py``) that ``datasets`` >= 4
+  refuses, so we never go through ``datasets.load_dataset``: we fetch the raw ``<split>.jsonl`` at the repo
+  root with ``huggingface_hub`` (its cache, file locks and offline mode) and stream it ourselves. A repo
+  without ``<split>.jsonl`` (or ``--apps-revision refs/convert/parquet``) falls back to the Parquet layouts
+  that :func:`find_split_files` understands.
+* Before downloading, one quick metadata request (no retries) decides between "online" and "use the cache":
+  ``hf_hub_download`` alone retries for ~25 s with back-off when the hub is unreachable and nothing is cached.
+* When the file is not cached yet and the caller passed ``stop``, the head of the file is streamed over HTTP
+  instead of downloading 1.3 GB. Without ``stop`` (a full run) the file is downloaded into the hub cache once,
+  so later runs work offline.
+* Nothing here writes files except ``huggingface_hub`` (which locks and renames atomically), so several
+  xdist workers may call :func:`open_rows` at the same time.
+* What cannot be read (missing file, unknown format, an unreadable file, an unreachable hub without a cache)
+  raises :class:`DatasetError` with a one-line message; a bad row becomes a marker row (see `rows.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from .rows import (
+    DEFAULT_DATASET,
+    SUFFIXES,
+    DatasetError,
+    Source,
+    classify_file,
+    find_split_files,
+    fingerprint,
+    read_rows,
+)
+
+__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "DEFAULT_DATASET"]
+
+
+# --------------------------------------------------------------------------------------------------- entry point
+
+
+def open_rows(
+    dataset: str,
+    split: str = "test",
+    revision: str | None = None,
+    *,
+    stop: int | None = None,
+) -> tuple[Source, Iterator[dict]]:
+    """Open the rows of ``dataset`` (``sample``, a local file or folder, or a hub id) in dataset order.
+
+    Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
+    it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
+    """
+    if stop is not None and stop < 0:
+        raise ValueError(f"stop must be >= 0, got {stop}")
+    dataset = (dataset or DEFAULT_DATASET).strip()
+    if dataset == "sample":
+        path = sample_path()
+        if not path.is_file():
+            raise DatasetError(f"the bundled sample {path} is missing; reinstall pytest-apps (pip install -e .)")
+        kind, files = classify_file(path)
+        return Source("sample", split, None, fingerprint(files)), read_rows(kind, files, stop)
+
+    path = Path(dataset).expanduser()
+    if path.exists() or _looks_like_path(dataset):
+        return _open_local(path, dataset, split, revision, stop)
+    from .hub import open_hub  # the hub client is imported only when the hub is used
+
+    return open_hub(dataset, split, revision, stop)
+
+
+def sample_path() -> Path:
+    """Path of the bundled sample rows (may not exist in a broken install)."""
+    return Path(__file__).resolve().parent.parent / "data" / "sample.jsonl"
+
+
+def _looks_like_path(text: str) -> bool:
+    """A string that cannot be a hub id (``owner/name``) is taken as a local path even if it does not exist."""
+    if text.startswith((".", "/", "~")) or text.lower().endswith(SUFFIXES):
+        return True
+    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text)
+
+
+# ----------------------------------------------------------------------------------------------------- local
+
+
+def _open_local(path: Path, shown: str, split: str, revision: str | None, stop: int | None):
+    if not path.exists():
+        raise DatasetError(
+            f"--apps-dataset {shown}: no such file or folder; pass a .jsonl, .json or .parquet file, a folder "
+            f"holding {split}.jsonl or {split}.parquet, 'sample', or a hub id such as {DEFAULT_DATASET}"
+        )
+    if path.is_dir():
+        kind, files = find_split_files(path, split)
+    else:
+        kind, files = classify_file(path)
+    return Source(str(path), split, revision, fingerprint(files)), read_rows(kind, files, stop)

@@ -1,0 +1,16 @@
+"""What running one case gives: the judge's verdict, what the executor saw, and the case's data."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.outcome import Outcome, Verdict
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    verdict: Verdict
+    outcome: Outcome | None  # None when nothing ran (no code)
+    input: Any
+    expected: Any
