@@ -19,6 +19,7 @@ from ..candidates.sources import CandidateError
 from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
+from ..report.gates import Gate, fail_under_verdict
 from ..report.rollup import Summary
 from ..report.store import CaseRecords
 from . import transport
@@ -29,14 +30,7 @@ from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
 from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
-from .writers import (
-    Gate,
-    build_summary,
-    fail_under_verdict,
-    junit_properties,
-    terminal_lines,
-    write_reports,
-)
+from .writers import build_summary, junit_properties, terminal_lines, write_reports
 
 PLAN_KEY = "apps_plan"
 

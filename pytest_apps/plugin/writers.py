@@ -1,16 +1,17 @@
-"""Writers of the roll-up: the report header, the terminal summary and the JSON report."""
+"""The plugin's side of the reports: the summary built from the run's plan and records, the report header,
+the terminal summary, JUnit properties, and the JSON, HTML and predictions files written at the end."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.record import CaseRecord
-from ..report.rollup import Summary, document, failing_nodeids, summarize
+from ..report.rollup import Summary, document, summarize
+from ..report.terminal import summary_lines
 from .state import RunState
 
 
@@ -74,79 +75,15 @@ def header_lines(state: RunState) -> list[str]:
     return lines
 
 
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
-
-
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
-    f = summary.figures
-    lines = [
-        f"strict accuracy: {_pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)",
-        f"strict accuracy over problems with code: {_pct(f['strict_accuracy_with_code'])} "
-        f"({f['passed']}/{f['problems_with_code']})",
-    ]
-    tiers = ", ".join(
-        f"{tier} {_pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']})"
-        for tier, t in f["per_tier"].items()
-        if t["problems"]
-    )
-    if tiers:
-        lines.append("per tier: " + tiers)
-    if f["test_case_average_partial"]:
-        lines.append(
-            f"test-case average: partial, at least {_pct(f['test_case_average'])} "
-            f"({f['tests_total'] - f['tests_run']} of {f['tests_total']} selected tests did not run)"
-        )
-    else:
-        lines.append(f"test-case average: {_pct(f['test_case_average'])}")
-    kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
-    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
-    if f["skipped_rows"]:
-        reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
-        lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
-    if f["missing_ids"]:
-        lines.append("not in the dataset: " + ", ".join(f["missing_ids"]))
-    if f["incomplete"]:
-        shown = ", ".join(f["incomplete_problems"][:10])
-        more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
-        lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
-    if f["samples"]["max"] > 1:
-        ks = ", ".join(f"{k} {_pct(v)}" for k, v in f["pass_at_k"].items())
-        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a"))
-    if state.settings.candidates == "reference" and not state.settings.agent:
-        bad = [r.id for r in summary.problems if r.verdict == "fail"]
-        if bad:
-            lines.append("reference solutions failing (a broken problem or a harness bug): " + ", ".join(bad[:20])
-                         + (f" and {len(bad) - 20} more" if len(bad) > 20 else ""))
-    failing = failing_nodeids(summary)
-    if failing:
-        lines.append("first failing case of failing problems (paste to rerun):")
-        lines.extend(f"  {nodeid}" for nodeid in failing)
-    lines.append(f"wall time: {f['wall_time']:.1f} s; report: {state.settings.report_path}")
-    return lines
+    reference = state.settings.candidates == "reference" and not state.settings.agent
+    return summary_lines(summary, reference=reference, report_path=state.settings.report_path)
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
     doc["isolation"] = state.isolation()
     return doc
-
-
-@dataclass(frozen=True)
-class Gate:
-    passed: bool
-    message: str
-
-
-def fail_under_verdict(threshold: float | None, summary: Summary) -> Gate | None:
-    """`--apps-fail-under`: the run passes when strict accuracy is at or above the threshold (percent)."""
-    if threshold is None:
-        return None
-    value = 100 * (summary.figures["strict_accuracy"] or 0.0)
-    # compare at the precision the report prints, so 50.00% meets --apps-fail-under 50
-    if round(value, 6) >= threshold:
-        return Gate(True, f"strict accuracy {value:.2f}% meets --apps-fail-under {threshold:g}%")
-    return Gate(False, f"FAIL: strict accuracy {value:.2f}% is below --apps-fail-under {threshold:g}%")
 
 
 def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:

@@ -1,0 +1,59 @@
+"""The run's figures as the lines of the terminal's `APPS summary` section."""
+
+from __future__ import annotations
+
+from .rollup import Summary, failing_nodeids
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def summary_lines(summary: Summary, *, reference: bool = False, report_path: object = None) -> list[str]:
+    """The `APPS summary` section's lines. `reference`: the candidates are the dataset's own solutions (their
+    failures point at a broken problem or a harness bug)."""
+    f = summary.figures
+    lines = [
+        f"strict accuracy: {pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)",
+        f"strict accuracy over problems with code: {pct(f['strict_accuracy_with_code'])} "
+        f"({f['passed']}/{f['problems_with_code']})",
+    ]
+    tiers = ", ".join(
+        f"{tier} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']})"
+        for tier, t in f["per_tier"].items()
+        if t["problems"]
+    )
+    if tiers:
+        lines.append("per tier: " + tiers)
+    if f["test_case_average_partial"]:
+        lines.append(
+            f"test-case average: partial, at least {pct(f['test_case_average'])} "
+            f"({f['tests_total'] - f['tests_run']} of {f['tests_total']} selected tests did not run)"
+        )
+    else:
+        lines.append(f"test-case average: {pct(f['test_case_average'])}")
+    kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
+    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
+    if f["skipped_rows"]:
+        reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
+        lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
+    if f["missing_ids"]:
+        lines.append("not in the dataset: " + ", ".join(f["missing_ids"]))
+    if f["incomplete"]:
+        shown = ", ".join(f["incomplete_problems"][:10])
+        more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
+        lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
+    if f["samples"]["max"] > 1:
+        ks = ", ".join(f"{k} {pct(v)}" for k, v in f["pass_at_k"].items())
+        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a"))
+    if reference:
+        bad = [r.id for r in summary.problems if r.verdict == "fail"]
+        if bad:
+            lines.append("reference solutions failing (a broken problem or a harness bug): " + ", ".join(bad[:20])
+                         + (f" and {len(bad) - 20} more" if len(bad) > 20 else ""))
+    failing = failing_nodeids(summary)
+    if failing:
+        lines.append("first failing case of failing problems (paste to rerun):")
+        lines.extend(f"  {nodeid}" for nodeid in failing)
+    lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
+    return lines
