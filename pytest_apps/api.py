@@ -43,6 +43,7 @@ from .dataset.problems import Cases, Problem, Selection, SkippedRow, case_order
 from .dataset.rows import DEFAULT_DATASET, DatasetError
 from .engine.run import case_record, run_case
 from .executor import Executor, Limits
+from .executor.machine import timing_figures
 from .judge.cascade import HarnessError
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 
@@ -168,7 +169,7 @@ def _cores() -> int:
 class Evaluator:
     """Scores programs on problems with warm executors: one fork server per worker, kept across calls.
 
-    Options mirror the plugin's: `timeout` (`--apps-timeout`, wall seconds per test), `memory`
+    Options mirror the plugin's: `timeout` (`--apps-timeout`, seconds of the program's own time per test), `memory`
     (`--apps-memory`, bytes; None = `$APPS_CALL_BASED_MEMORY_BYTES`, else 4 GiB; 0 = none), `max_tests`
     (`--apps-max-tests`, applied on top of the cap the problems were loaded with; None or 0 or less =
     every loaded test). `fail_fast` stops a problem at its first failing test: the rest do not run,
@@ -290,6 +291,9 @@ class Evaluator:
         executor = self._checkout()
         try:
             doc["isolation"] = executor.isolation()  # the executor's active isolation layers, as the plugin
+            limits = executor.limits
+            doc["machine"] = timing_figures(limits.timeout, limits.band, limits.backstop, _cores(), self.workers,
+                                            executor.machine_speed())
         finally:
             self._idle.put(executor)
         return doc

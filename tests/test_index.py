@@ -324,7 +324,8 @@ def sample_with_extras(folder: Path) -> Path:
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
     def strip(value: Any) -> Any:
         if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k not in ("wall_time", "time", "memory", "report")}
+            return {k: strip(v) for k, v in value.items()
+                    if k not in ("wall_time", "time", "cpu_time", "memory", "report", "machine")}
         if isinstance(value, list):
             return [strip(v) for v in value]
         return value

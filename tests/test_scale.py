@@ -19,12 +19,13 @@ BROKEN = {
 
 
 def strip_timing(value: Any) -> Any:
-    """The report without what legitimately differs between two runs: wall time, per-test time and memory,
-    and whether the problem index came from the cache (`source.index`)."""
+    """The report without what legitimately differs between two runs: wall time, per-test times and memory, the
+    machine section (workers, speed), and whether the problem index came from the cache (`source.index`)."""
     if isinstance(value, dict):
         if "resolved_revision" in value:
             value = {k: v for k, v in value.items() if k != "index"}
-        return {k: strip_timing(v) for k, v in value.items() if k not in ("wall_time", "time", "memory")}
+        return {k: strip_timing(v) for k, v in value.items()
+                if k not in ("wall_time", "time", "cpu_time", "memory", "machine")}
     if isinstance(value, list):
         return [strip_timing(v) for v in value]
     return value

@@ -12,11 +12,16 @@ from typing import Any
 # How a run of one program on one input ended, as seen from outside the child.
 RUN_EXITED = "exited"  # the program ended by itself (any exit status)
 RUN_SIGNALED = "signaled"  # killed by a signal it raised or received (segfault, abort, ...)
-RUN_TIMEOUT = "timeout"  # wall clock or CPU limit reached
+RUN_TIMEOUT = "timeout"  # the time limit (the program's own time), the CPU limit or the wall-clock backstop
 RUN_MEMORY = "memory"  # address-space limit reached (MemoryError or allocation failure)
 RUN_OUTPUT_LIMIT = "output_limit"  # wrote more than the output limit
 RUN_COMPILE_ERROR = "compile_error"  # the program does not compile; it was not run
 RUN_HARNESS_ERROR = "harness_error"  # the executor itself failed; not the candidate's fault
+
+# The time limit's edges, as multiples of the limit. A test whose own time is within BORDERLINE_BAND of the limit,
+# either side, has a fragile verdict; any run is stopped after BACKSTOP times the limit of wall-clock time.
+BORDERLINE_BAND = 0.15
+BACKSTOP = 10.0
 
 # Verdict kinds, one per way a test can end. "pass" is the only success.
 PASS = "pass"
@@ -50,8 +55,9 @@ class Outcome:
     value_json: str | None = None  # call-based programs: the return value, serialised in the child
     error: str = ""  # last line of the exception, or why the run was stopped
     stderr_tail: str = ""
-    wall_time: float = 0.0
-    cpu_time: float = 0.0
+    wall_time: float = 0.0  # seconds from the test's start to the program's end
+    cpu_time: float = 0.0  # seconds on a CPU, of all its threads and processes
+    own_time: float = 0.0  # what the time limit counts: CPU plus blocked time, not time spent waiting for a CPU
     peak_memory: int = 0  # bytes (max resident set size of the child)
 
     def to_dict(self) -> dict[str, Any]:

@@ -22,11 +22,14 @@ class CaseRecord:
     sample: int = 0
     step: str = ""
     reason: str = ""
-    time: float = 0.0
+    time: float = 0.0  # seconds of the program's own time, what the time limit counts (CPU plus blocked)
     memory: int = 0
     nodeid: str = ""  # as pytest names the case (relative to the rootdir)
     detail: dict[str, Any] = field(default_factory=dict)  # failures only: input, expected, got (cut short)
     rerun_id: str = ""  # failures only: the node id to paste, spelled from where the run was started
+    cpu_time: float = 0.0  # seconds on a CPU, all threads and processes of the program
+    wall_time: float = 0.0  # seconds of wall-clock time (waiting for a CPU included)
+    borderline: bool = False  # its own time is within the borderline band of the limit: a fragile verdict
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -76,8 +76,12 @@ OPTIONS: tuple[Option, ...] = (
            metavar="KEY"),
     Option("temperature", "Sampling temperature for the chat agent (default: the server's).",
            kind="float", metavar="T"),
-    Option("timeout", "Wall-clock limit per test in seconds (default 4).", kind="float", default=4.0,
-           metavar="SECONDS", selects=False),
+    Option("timeout", "Time limit per test in seconds of the program's own time: its CPU time plus the time it "
+           "is blocked, not the time it waits for a CPU that other work holds (default 4).", kind="float",
+           default=4.0, metavar="SECONDS", selects=False),
+    Option("timeout-scale", "Multiply every time limit by F (e.g. on a machine slower than the one a result was "
+           "measured on; compare the reports' machine speed figures) (default 1).", kind="float", default=1.0,
+           metavar="F", selects=False),
     Option("memory", "Address-space limit per test in bytes (default $APPS_CALL_BASED_MEMORY_BYTES, "
            "else 4 GiB; 0 for none).", kind="int", metavar="BYTES", selects=False),
     Option("cpu-pinning", "auto: when there are at least as many xdist workers as CPUs, keep each "
@@ -124,6 +128,7 @@ class Settings:
     api_key: str | None = None
     temperature: float | None = None
     timeout: float = 4.0
+    timeout_scale: float = 1.0
     memory: int | None = None
     cpu_pinning: str = "auto"
     fail_fast: bool = False
@@ -155,6 +160,11 @@ class Settings:
         if self.candidates == "reference":
             return self.path(self.generations) / "reference"
         return self.path(self.candidates)
+
+    @property
+    def time_limit(self) -> float:
+        """Seconds of own time per test: --apps-timeout scaled by --apps-timeout-scale."""
+        return self.timeout * self.timeout_scale
 
     @property
     def report_path(self) -> Path:
@@ -246,6 +256,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-offset: {s.offset} is negative; give 0 or more")
     if s.timeout <= 0:
         raise OptionError(f"--apps-timeout: {s.timeout} must be more than 0 seconds")
+    if s.timeout_scale <= 0:
+        raise OptionError(f"--apps-timeout-scale: {s.timeout_scale} must be more than 0 (1 keeps the limits)")
     if s.memory is not None and s.memory < 0:
         raise OptionError(f"--apps-memory: {s.memory} is negative; give bytes, or 0 for no limit")
     if s.select not in ("all", "most-common"):
@@ -278,7 +290,7 @@ def parse_only(values: Iterable[str]) -> list[str]:
 
 # What decides how a single case runs; a rerun command repeats these (the node id does the selecting).
 RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "select", "generations",
-                 "timeout", "memory")
+                 "timeout", "timeout-scale", "memory")
 
 
 def rerun_args(settings: Settings) -> list[str]:

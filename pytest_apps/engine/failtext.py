@@ -79,7 +79,8 @@ def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | N
         status = f"exit status {outcome.exit_code}" if outcome.exit_code is not None else outcome.status
         if outcome.signal:
             status += f", signal {outcome.signal}"
-        parts.append(f"{status}, {outcome.wall_time:.3f} s")
+        parts.append(f"{status}, {outcome.own_time:.3f} s of its own time ({outcome.cpu_time:.3f} s CPU, "
+                     f"{outcome.wall_time:.3f} s wall)")
     parts.append("rerun: " + rerun)
     if case_file is not None:
         parts.append(f"input written to {case_file} (expected output beside it)")

@@ -14,3 +14,4 @@ class CaseResult:
     outcome: Outcome | None  # None when nothing ran (no code)
     input: Any
     expected: Any
+    borderline: bool = False  # the program's own time is within the borderline band of the time limit

@@ -33,7 +33,9 @@ def run_case(
         outcome = executor.run_call(program, problem.fn_name, call_args(raw_input))
     else:
         outcome = executor.run_stdin(program, stdin_text(raw_input))
-    return CaseResult(judge(problem.fmt, expected, outcome), outcome, raw_input, expected)
+    limits = executor.limits
+    near = outcome.own_time > 0 and abs(outcome.own_time - limits.timeout) < limits.band * limits.timeout
+    return CaseResult(judge(problem.fmt, expected, outcome), outcome, raw_input, expected, borderline=near)
 
 
 def case_record(
@@ -57,9 +59,12 @@ def case_record(
         sample=candidate.sample,
         step=verdict.step,
         reason=verdict.reason,
-        time=outcome.wall_time if outcome else 0.0,
+        time=outcome.own_time if outcome else 0.0,
         memory=outcome.peak_memory if outcome else 0,
         nodeid=nodeid,
         detail=failure_detail(result) if verdict.kind != PASS else {},
         rerun_id=rerun_id if verdict.kind != PASS else "",
+        cpu_time=outcome.cpu_time if outcome else 0.0,
+        wall_time=outcome.wall_time if outcome else 0.0,
+        borderline=result.borderline,
     )

@@ -24,12 +24,14 @@ import sys
 import threading
 import time
 import weakref
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
-from ..core.outcome import RUN_HARNESS_ERROR, Outcome
+from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
 from . import protocol as _proto
+from .slots import Slot
 
-__all__ = ["Executor", "Limits", "Program", "default_memory"]
+__all__ = ["Executor", "Limits", "Program", "Slot", "default_memory"]
 
 GiB = 1024**3
 SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")
@@ -50,17 +52,23 @@ def default_memory() -> int:
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float = 4.0  # wall-clock seconds per test, measured from the child's own start
+    timeout: float = 4.0  # seconds of the program's own time per test: CPU plus blocked, not waiting for a CPU
     memory: int = field(default_factory=default_memory)  # RLIMIT_AS bytes; 0 = no limit
     output: int = 8 * 1024 * 1024  # bytes of stdout; more is status output_limit (stderr is only tailed)
     file_size: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for files the program writes
     open_files: int = 256  # RLIMIT_NOFILE
     processes: int = 64  # pids.max of the children's cgroup (when available) and RLIMIT_NPROC (non-root)
+    band: float = BORDERLINE_BAND  # a program over the limit runs on to (1 + band) x timeout: a near miss is known
+    backstop: float = BACKSTOP  # wall-clock seconds, as a multiple of timeout, after which any run is stopped
 
     @property
-    def cpu(self) -> int:
-        """CPU seconds allowed on top of what the child had used at fork: a little above the wall limit."""
-        return int(-(-self.timeout // 1)) + 1
+    def stop(self) -> float:
+        """The own time at which a run over its limit is stopped."""
+        return self.timeout * (1 + self.band)
+
+    @property
+    def wall_backstop(self) -> float:
+        return self.timeout * self.backstop
 
 
 @dataclass(frozen=True)
@@ -80,11 +88,13 @@ def _close_all() -> None:
 
 class Executor:
     """A fork server for one pytest worker. Use from one thread at a time; `close()` when done.
-    `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.cpus)."""
+    `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.plugin.cpus).
+    `slot`: the run's execution slot to hold while a test runs (see slots.py); None runs at once."""
 
-    def __init__(self, limits: Limits | None = None, cpu: int | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, cpu: int | None = None, slot: Slot | None = None) -> None:
         self.limits = limits if limits is not None else Limits()
         self.cpu = cpu
+        self.slot = slot
         self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
         self._layers: list[str] = []
@@ -111,6 +121,16 @@ class Executor:
             return Outcome(status=RUN_HARNESS_ERROR, error=f"arguments cannot be sent to the child: {e}")
         return self._run({"mode": "call", "filename": program.filename, "fn_name": fn_name}, program.source, b"",
                          blob)
+
+    def machine_speed(self) -> float | None:
+        """The CPU time of a fixed pure-Python workload in the server (machine.py): how fast this machine is."""
+        try:
+            with self._lock:
+                proc = self._ensure_server()
+                _proto.send_frame(proc.stdin.fileno(), {"op": "speed"})
+                return float(self._recv(proc, 30.0)["speed"])
+        except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the run
+            return None
 
     def isolation(self) -> list[str]:
         """Names of the active isolation layers (starts the server if it is not running)."""
@@ -254,7 +274,7 @@ class Executor:
             raise RuntimeError("Executor is closed")
         limits = self.limits
         req = dict(req, op="run", limits=asdict(limits))
-        with self._lock:
+        with self._lock, (self.slot or nullcontext()):
             t0 = time.monotonic()
             try:
                 proc = self._ensure_server()
@@ -263,7 +283,7 @@ class Executor:
             try:
                 _proto.send_frame(proc.stdin.fileno(), req,
                                   [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
-                header, blobs = self._recv_frame(proc, limits.timeout + self.server_margin)
+                header, blobs = self._recv_frame(proc, limits.wall_backstop + self.server_margin)
             except (OSError, EOFError, TimeoutError, ValueError) as e:
                 why = "hung" if isinstance(e, TimeoutError) else "died"
                 rc = proc.poll()
@@ -282,6 +302,7 @@ class Executor:
             error=header.get("error", ""),
             stderr_tail=header.get("stderr_tail", ""),
             wall_time=float(header.get("wall_time", 0.0)),
+            own_time=float(header.get("own_time", 0.0)),
             cpu_time=float(header.get("cpu_time", 0.0)),
             peak_memory=int(header.get("peak_memory", 0)),
         )

@@ -158,7 +158,8 @@ def landlock_restrict(ruleset_fd: int) -> None:
 def apply_limits(lim: dict) -> None:
     """The per-test rlimits, relative to what this process has used so far, within existing hard limits."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(ru.ru_utime + ru.ru_stime) + int(-(-lim["timeout"] // 1)) + 1
+    # a CPU-time limit just above the point where the server stops a run (see clock.py): a backstop of its own
+    cpu = int(ru.ru_utime + ru.ru_stime) + int(-(-lim["timeout"] * (1 + lim.get("band", 0.0)) // 1)) + 1
     _setlim(resource.RLIMIT_CPU, cpu, cpu + 1)
     if lim["memory"] > 0:
         _setlim(resource.RLIMIT_AS, lim["memory"])

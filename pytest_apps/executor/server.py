@@ -18,7 +18,8 @@ import signal
 import socket
 import time
 
-from . import reaper, workdirs
+from . import machine, reaper, workdirs
+from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .layers import Layers
@@ -27,6 +28,7 @@ from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_
 from .zygote import zygote_main
 
 SPARES = 2  # children forked ahead of time, fenced and waiting for a test
+RUN_BACKSTOP = "backstop"  # why a run was stopped (reported as a timeout)
 EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
 
 
@@ -267,6 +269,8 @@ class Server:
         lim = go["limits"]
         pid, pidfd = sp["pid"], sp["pidfd"]
         out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
+        clock = OwnClock(pid)
+        clock.start()
         t0 = time.monotonic()
         try:
             send_go(sp["go_w"], go, go_blobs)
@@ -277,7 +281,12 @@ class Server:
         err = bytearray()
         rep = bytearray()
         reason = None
-        deadline = t0 + lim["timeout"]
+        # The limit counts the program's own time (clock.py). A program over it runs on to the end of the band
+        # above it, so that one finishing there is known to be a near miss; the wall-clock backstop ends
+        # anything the accounting cannot see.
+        stop_at = lim["timeout"] * (1 + lim["band"])
+        backstop = t0 + lim["timeout"] * lim["backstop"]
+        next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
         open_fds = {out_r: out, err_r: err, rep_r: rep}
         for fd in open_fds:
@@ -289,10 +298,18 @@ class Server:
         out_limit = lim["output"]
         while True:
             now = time.monotonic()
-            if now >= deadline:
-                reason = RUN_TIMEOUT
+            own_deadline = t0 + clock.delay + stop_at  # the earliest its own time can reach stop_at
+            if now >= next_sample or now >= own_deadline:
+                clock.sample()
+                next_sample = now + SAMPLE_INTERVAL
+                if clock.own(now - t0) >= stop_at:
+                    reason = RUN_TIMEOUT
+                    break
+                own_deadline = t0 + clock.delay + stop_at
+            if now >= backstop:
+                reason = RUN_BACKSTOP
                 break
-            wait_ms = max(1, int((deadline - now) * 1000) + 1)
+            wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
             for fd, _ev in poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10)):
                 if fd == self.rfd:
                     self._kill(pid)
@@ -325,6 +342,10 @@ class Server:
                 break
         wall = time.monotonic() - t0
         self._kill(pid)
+        clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
+        own = clock.own(wall)
+        if reason is None and own >= lim["timeout"]:
+            reason = RUN_TIMEOUT  # it ended by itself, but past its limit
         done = self._done(rep) if reason is None else None
         leftovers = 0
         if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
@@ -336,7 +357,7 @@ class Server:
             self._drain(open_fds, out_r, err_r, out_limit)
             if reason is None and len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
-        return self._outcome(reason, status, ru, wall, lim, out, err, rep, leftovers)
+        return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
 
     def _exit_status(self, pid: int) -> tuple[int, _Usage]:
         """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell)."""
@@ -385,9 +406,9 @@ class Server:
                 if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                     del buf[: len(buf) - STDERR_TAIL]
 
-    def _outcome(self, reason, status, ru, wall, lim, out, err, rep, leftovers):
-        cpu = ru.cpu
-        res = {"wall_time": wall, "cpu_time": cpu, "peak_memory": ru.maxrss, "error": "",
+    def _outcome(self, reason, status, ru, times, lim, out, err, rep, leftovers):
+        wall, own, cpu = times
+        res = {"wall_time": wall, "own_time": own, "cpu_time": cpu, "peak_memory": ru.maxrss, "error": "",
                "exit_code": None, "signal": None, "value_json": None}
         if os.WIFSIGNALED(status):
             res["signal"] = os.WTERMSIG(status)
@@ -418,10 +439,13 @@ class Server:
         res["stderr_tail"] = tail
         sig = res["signal"]
         if reason == RUN_TIMEOUT:
-            res.update(status=RUN_TIMEOUT, error=f"wall-clock limit of {lim['timeout']:g} s exceeded")
+            res.update(status=RUN_TIMEOUT, error=f"time limit of {lim['timeout']:g} s exceeded (own time {own:.2f} s)")
+        elif reason == RUN_BACKSTOP:
+            res.update(status=RUN_TIMEOUT, error=f"stopped by the wall-clock backstop of "
+                                                 f"{lim['timeout'] * lim['backstop']:g} s (own time {own:.2f} s)")
         elif reason == RUN_OUTPUT_LIMIT:
             res.update(status=RUN_OUTPUT_LIMIT, error=f"output limit of {lim['output']} bytes exceeded")
-        elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and cpu >= lim["timeout"]):
+        elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and max(cpu, ru.cpu) >= lim["timeout"]):
             res.update(status=RUN_TIMEOUT, error="CPU time limit exceeded")
         elif not ready:
             res.update(status=RUN_HARNESS_ERROR, error=harness or f"child died before the program ran "
@@ -499,6 +523,8 @@ class Server:
                     pass
                 send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs, "pid": self.pid,
                                       "zygote": self.zygote_pid, "layers": self.layers.names})
+            elif op == "speed":
+                send_frame(self.wfd, {"speed": machine.speed()})
             elif op == "exit":
                 return
             else:

@@ -1,4 +1,4 @@
-"""Which CPU an xdist worker's executor runs on (`--apps-cpu-pinning`).
+"""Which CPU an xdist worker's executor runs on (`--apps-cpu-pinning`), and which execution slot it takes.
 
 A test is a chain of hand-offs between processes: the worker asks its executor server, the server wakes the
 child, the child's result wakes the server, the server wakes the worker. When every CPU has a worker, each
@@ -43,3 +43,26 @@ def available_cpus() -> set[int]:
         return set(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return set()
+
+
+def slot_of(worker_id: str | None, cpus: Iterable[int]) -> tuple[int, int]:
+    """(slot index, slot count) of a worker in its machine's pool (see executor/slots.py): one slot per CPU this
+    process may use, worker gwK on slot K mod the count, as pinning gives gwK the K-th CPU."""
+    count = max(1, len(set(cpus)))
+    index = worker_index(worker_id) if worker_id else None
+    if index is None:  # a gateway named otherwise: a stable spread over the slots
+        index = sum(map(ord, worker_id or ""))
+    return index % count, count
+
+
+def xdist_workers(dist: str | None, tx: Iterable[str] | None) -> int:
+    """How many workers xdist starts for these `--dist` and `--tx` values (`-n N` becomes N `popen` specs); 1
+    when tests run in this process."""
+    specs = list(tx or ())
+    if not specs or dist in (None, "no"):
+        return 1
+    count = 0
+    for spec in specs:
+        times, star, _ = spec.partition("*")
+        count += int(times) if star and times.isdigit() else 1
+    return max(1, count)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ from ..candidates.sources import CandidateError
 from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
+from ..executor.slots import Slot, remove_pool
 from ..report.gates import Gate, fail_under_verdict
 from ..report.rollup import Summary
 from ..report.store import CaseRecords
 from . import transport
 from .collect import RECORD_KEY, CandidateFile
-from .cpus import available_cpus, executor_cpu
+from .cpus import available_cpus, executor_cpu, slot_of, xdist_workers
 from .options import add_options, is_active
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
@@ -33,6 +35,7 @@ from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import build_summary, junit_properties, terminal_lines, write_reports
 
 PLAN_KEY = "apps_plan"
+SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -56,8 +59,15 @@ def pytest_configure(config: pytest.Config) -> None:
     state = RunState(settings, plan, owns_plan=owns)
     state.explicit = explicit_nodeids(config.args, config.rootpath)
     worker = getattr(config, "workerinput", None) or {}
-    state.cpu = executor_cpu(settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"),
-                             available_cpus())
+    cpus = available_cpus()
+    state.cpu = executor_cpu(settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"), cpus)
+    state.cpus = len(cpus) or 1
+    if worker:
+        state.workers = int(worker.get("workercount") or 1)
+        if worker.get(SLOTS_KEY):  # the run's pool of execution slots on this machine
+            state.slot = Slot(worker[SLOTS_KEY], *slot_of(worker.get("workerid"), cpus))
+    else:
+        state.workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
     config.stash[STATE_KEY] = state
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # Active with no paths given: collect the APPS items only, not the project's own tests.
@@ -113,6 +123,8 @@ class AppsPlugin:
         self.summary: Summary | None = None
         self.gate: Gate | None = None
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
+        # names this run's pools of execution slots (one per machine its workers run on)
+        self.run_name = getattr(config, "workerinput", {}).get(SLOTS_KEY) or uuid.uuid4().hex[:16]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
@@ -143,6 +155,7 @@ class AppsPlugin:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
+        node.workerinput[SLOTS_KEY] = self.run_name
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from .writers import header_lines
@@ -173,8 +186,9 @@ class AppsPlugin:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.is_worker:
-            self.state.isolation()  # for the report; asked before the executor is closed
+        if not self.is_worker:  # for the report; asked before the executor is closed
+            self.state.isolation()
+            self.state.machine_speed()
         self.state.close()
         if self.is_worker:
             return
@@ -195,5 +209,6 @@ class AppsPlugin:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.state.close()
+        remove_pool(self.run_name)  # this machine's pool, if its workers made one (they all end together)
         if self.state.owns_plan:
             remove_plan(self.state.plan.folder)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
-from ..executor import Executor, Limits
+from ..executor import Executor, Limits, Slot
 from .plan import CaseStore, Plan
 
 STATE_KEY = pytest.StashKey["RunState"]()
@@ -24,7 +24,11 @@ class RunState:
         self.store = CaseStore(plan)
         self._executor: Executor | None = None
         self.cpu: int | None = None  # the CPU this process's executor is kept on (see cpus.py)
+        self.slot: Slot | None = None  # this worker's execution slot in the run's pool (see executor/slots.py)
+        self.workers = 1  # processes running tests in this run (xdist workers)
+        self.cpus = 1  # CPUs the run may use on this machine
         self._isolation: list[str] | None = None
+        self._speed: float | None = None
         self._closed = False
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
@@ -34,7 +38,7 @@ class RunState:
         return config.stash[STATE_KEY]
 
     def limits(self) -> Limits:
-        kwargs: dict[str, Any] = {"timeout": self.settings.timeout}
+        kwargs: dict[str, Any] = {"timeout": self.settings.time_limit}
         if self.settings.memory is not None:
             kwargs["memory"] = self.settings.memory
         return Limits(**kwargs)
@@ -42,8 +46,10 @@ class RunState:
     @functools.cached_property
     def backstop(self) -> pytest.MarkDecorator:
         """pytest-timeout's marker for every item: a backstop well above the case limit, so a fault of
-        the harness can never wedge a worker. Made once: a hundred thousand items share it."""
-        return pytest.mark.timeout(self.settings.timeout + BACKSTOP_MARGIN, method="signal")
+        the harness can never wedge a worker. Made once: a hundred thousand items share it. A test may first
+        wait for its slot while the workers sharing it run theirs, each at most the wall-clock backstop."""
+        sharers = -(-self.workers // self.slot.count) if self.slot is not None else 1
+        return pytest.mark.timeout(self.limits().wall_backstop * sharers + BACKSTOP_MARGIN, method="signal")
 
     @property
     def cases_folder(self) -> Path:
@@ -54,8 +60,14 @@ class RunState:
     def executor(self) -> Executor:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
-            self._executor = Executor(self.limits(), cpu=self.cpu)
+            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot)
         return self._executor
+
+    def machine_speed(self) -> float | None:
+        """The machine speed figure (executor/machine.py), measured once per run, on the controller."""
+        if self._speed is None and not self._closed:
+            self._speed = self.executor.machine_speed()
+        return self._speed
 
     def isolation(self) -> list[str]:
         """The executor's active isolation layers (asked once; the same for every worker on a machine)."""
@@ -69,3 +81,5 @@ class RunState:
         if self._executor is not None:
             self._executor.close()
             self._executor = None
+        if self.slot is not None:
+            self.slot.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.record import CaseRecord
+from ..executor.machine import timing_figures
 from ..report.rollup import Summary, document, summarize
 from ..report.terminal import summary_lines
 from .state import RunState
@@ -68,11 +69,34 @@ def header_lines(state: RunState) -> list[str]:
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
-        f"with code); limits {s.timeout:g} s wall, memory {memory}"
-        + (", fail-fast" if s.fail_fast else ""),
+        f"with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
+        "apps: " + timing_text(state),
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
     ]
     return lines
+
+
+def timing_text(state: RunState) -> str:
+    """The time limit, what it counts, and the machine it is measured on."""
+    limits, machine, s = state.limits(), machine_figures(state), state.settings
+    scale = f" ({s.timeout:g} s x {s.timeout_scale:g})" if s.timeout_scale != 1 else ""
+    speed = "n/a" if machine["speed"] is None else f"{1000 * machine['speed']:.1f} ms"
+    return (
+        f"time limit {limits.timeout:g} s{scale} of each program's own time (CPU plus blocked, not waiting for a "
+        f"CPU), wall-clock backstop {limits.wall_backstop:g} s; {_count(machine['cpus'], 'CPU')}, "
+        f"{_count(machine['children_at_once'], 'program')} at once; machine speed {speed}"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def machine_figures(state: RunState) -> dict[str, Any]:
+    """What the run's timing rests on, for the header and the JSON report's `machine` section."""
+    limits = state.limits()
+    return timing_figures(limits.timeout, limits.band, limits.backstop, state.cpus, state.workers,
+                          state.machine_speed())
 
 
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
@@ -83,6 +107,7 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
     doc["isolation"] = state.isolation()
+    doc["machine"] = machine_figures(state)
     return doc
 
 

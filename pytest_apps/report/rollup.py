@@ -92,7 +92,8 @@ def problem_result(
         return result
     ordered = [by_case[i] for i in sorted(by_case)]
     result.tests = [
-        {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory}
+        {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory,
+         "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline}
         for r in ordered
     ]
     result.tests_run = len(ordered)
@@ -260,6 +261,8 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "incomplete_problems": incomplete,
         "tests_run": sum(r.tests_run for r in results),
         "tests_total": sum(r.tests_total for r in results),
+        # verdicts whose own time was within the borderline band of the time limit, either side: fragile
+        "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..core.outcome import BORDERLINE_BAND
 from .rollup import Summary, failing_nodeids
 
 
@@ -34,6 +35,10 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         lines.append(f"test-case average: {pct(f['test_case_average'])}")
     kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
     lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
+    if f.get("borderline"):
+        band = round(100 * BORDERLINE_BAND)
+        lines.append(f"{f['borderline']} verdict{'s' if f['borderline'] != 1 else ''} within {band}% of the time "
+                     "limit (fragile: another machine may decide them otherwise)")
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")

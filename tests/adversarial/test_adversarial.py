@@ -137,7 +137,8 @@ def test_ignore_sigterm_and_alarm(ex):
         pass
     """
     o = run(ex, src)
-    assert o.status == RUN_TIMEOUT and o.wall_time < 3
+    # stopped at the end of the band above the limit (1.5 s x 1.15) of its own time, however busy the machine
+    assert o.status == RUN_TIMEOUT and 1.72 <= o.own_time < 2.2
     assert server_descendants(ex) == []
 
 

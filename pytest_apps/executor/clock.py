@@ -1,0 +1,118 @@
+"""A program's own time, measured from outside: what the time limit counts.
+
+The limit should measure the program, not the machine: the same program must get the same verdict alone, at
+`-n 8` on two CPUs, or beside a busy neighbour. Linux keeps, for every task (thread), three numbers in
+`/proc/<pid>/task/<tid>/schedstat`: nanoseconds on a CPU, nanoseconds waiting on a run queue for a CPU that
+other work held (`run_delay`), and time slices. So, for the tasks of a test's process tree (the child, its
+threads, every process it starts):
+
+    own time = max(wall - D, C)
+
+where D is the largest run-queue wait of any one task and C the CPU time of all tasks together.
+
+- A single-threaded program: its wall time is its CPU time, plus the time it is blocked (sleeping, waiting on a
+  pipe), plus D; so wall - D is CPU time plus blocked time, and on an idle machine (D near 0) it is the wall time.
+- A program whose work runs in another thread or process (a deep recursion in a thread with a big stack, a
+  subprocess) while the main thread waits for it: that worker's wait for a CPU is the largest D.
+- Work in parallel (several busy threads or processes) counts as its CPU time C, which does not depend on how
+  many CPUs the program happened to get.
+
+Tasks are sampled while the program runs and once when it has exited (its leader stays readable until it is
+reaped), and each task's figures are kept after it is gone: a thread that ends between two samples loses at most
+one interval of its figures, which only makes the own time larger (stricter), never smaller.
+
+Standard library only: the server imports this as part of its private package.
+"""
+
+from __future__ import annotations
+
+import os
+
+SAMPLE_INTERVAL = 0.1  # seconds between samples of a running program's tasks
+
+
+def task_times(pid: int) -> dict[int, tuple[int, int]]:
+    """tid -> (CPU ns, run-queue wait ns) for every live task of `pid` and of the processes below it."""
+    out: dict[int, tuple[int, int]] = {}
+    stack = [pid]
+    while stack:
+        proc = stack.pop()
+        try:
+            tids = os.listdir(f"/proc/{proc}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            base = f"/proc/{proc}/task/{tid}/"
+            try:
+                with open(base + "schedstat", "rb") as f:
+                    fields = f.read().split()
+                out[int(tid)] = (int(fields[0]), int(fields[1]))
+                with open(base + "children", "rb") as f:
+                    stack.extend(int(x) for x in f.read().split())
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+class OwnClock:
+    """The figures of one test's process tree, kept across samples. `start()` right before the test is handed
+    over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
+    while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
+
+    __slots__ = ("pid", "tasks", "base")
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.tasks: dict[int, tuple[int, int]] = {}
+        self.base = (0, 0)  # the leader's figures when the test was handed over
+
+    def start(self) -> None:
+        self.base = leader_times(self.pid) or (0, 0)
+
+    def sample(self) -> None:
+        for tid, figures in task_times(self.pid).items():
+            self._keep(tid, figures)
+
+    def finish(self) -> None:
+        figures = leader_times(self.pid)
+        if figures is not None:
+            self._keep(self.pid, figures)
+
+    def _keep(self, tid: int, figures: tuple[int, int]) -> None:
+        old = self.tasks.get(tid)
+        # a task's figures only grow (a tid reused within one test would be undercounted: stricter)
+        self.tasks[tid] = figures if old is None else (max(figures[0], old[0]), max(figures[1], old[1]))
+
+    def _figures(self):
+        for tid, (cpu, delay) in self.tasks.items():
+            if tid == self.pid:
+                cpu, delay = cpu - self.base[0], delay - self.base[1]
+            yield max(cpu, 0), max(delay, 0)
+
+    @property
+    def delay(self) -> float:
+        """D: the largest run-queue wait of one task since the start, in seconds."""
+        return max((d for _, d in self._figures()), default=0) / 1e9
+
+    @property
+    def cpu(self) -> float:
+        """C: the CPU time of all tasks together since the start, in seconds."""
+        return sum(c for c, _ in self._figures()) / 1e9
+
+    def own(self, wall: float) -> float:
+        return own_time(wall, self.delay, self.cpu)
+
+
+def leader_times(pid: int) -> tuple[int, int] | None:
+    """(CPU ns, run-queue wait ns) of the process's main task; readable until the process is reaped."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            fields = f.read().split()
+        return int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def own_time(wall: float, delay: float, cpu: float) -> float:
+    """The program's own time from its wall time, the largest run-queue wait of a task and the total CPU time."""
+    return max(wall - delay, cpu, 0.0)
