@@ -1,11 +1,13 @@
 """`python -m pytest_apps generate ...`: run the agent as its own step, writing the generations folder
 that a later `pytest --apps-agent ...` (same agent, model and generations folder) evaluates without
-calling the agent again.
+calling the agent again. `python -m pytest_apps diff OLD.json NEW.json`: compare two saved JSON reports
+as `--apps-baseline` does, without running anything.
 
-It takes the same `--apps-*` options as the plugin (and reads no ini file), e.g.
+`generate` takes the same `--apps-*` options as the plugin (and reads no ini file), e.g.
 
     python -m pytest_apps generate --apps-dataset sample --apps-agent pytest_apps.agents:openai_chat \\
         --apps-model gpt-4o-mini --apps-concurrency 8
+    python -m pytest_apps diff reports/main.json reports/apps-report.json --apps-fail-on-regression
 """
 
 from __future__ import annotations
@@ -25,7 +27,49 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--rootdir", default=os.getcwd(), help="relative paths are resolved against it")
     for opt in OPTIONS:
         gen.add_argument(opt.flag, **argparse_kwargs(opt))
+    diff = commands.add_parser("diff", help="compare two saved JSON reports, the newer against the older (its "
+                               "baseline), without running anything")
+    diff.add_argument("old", metavar="OLD.json", help="the baseline's JSON report")
+    diff.add_argument("new", metavar="NEW.json", help="the JSON report compared with it")
+    diff.add_argument("--json", action="store_true", help="print the comparison as JSON (the report's baseline section)")
+    for opt in OPTIONS:
+        if opt.name in DIFF_OPTIONS:
+            diff.add_argument(opt.flag, **argparse_kwargs(opt))
     return parser
+
+
+DIFF_OPTIONS = ("baseline-any", "fail-on-regression", "markdown")
+
+
+def diff(args: argparse.Namespace) -> int:
+    """`diff OLD.json NEW.json`: the comparison's lines (or JSON); 1 when --apps-fail-on-regression finds a
+    problem that passed in OLD and does not pass in NEW, 2 for a file that cannot be used."""
+    import json
+
+    from .report.baseline import BaselineError, compare, load_report
+    from .report.baseline_text import baseline_lines, newly_failing_lines
+    from .report.gates import regression_verdict
+
+    try:
+        old, new = load_report(args.old), load_report(args.new)
+        comparison = compare(old, new, allow_mismatch=args.apps_baseline_any, baseline_report=args.old,
+                             report=args.new)
+    except BaselineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    data = comparison.to_dict()
+    gate = regression_verdict(args.apps_fail_on_regression, comparison)
+    if args.apps_markdown:
+        from .report.markdown import markdown_text, write_markdown
+
+        write_markdown(markdown_text({**new, "baseline": data}), args.apps_markdown)
+    if args.json:
+        print(json.dumps(data, indent=1))
+    else:
+        lines = [f"report {args.new}", *baseline_lines(data)]
+        lines += [gate.message] if gate else []
+        print("\n".join(lines + newly_failing_lines(data)))
+    return 1 if gate is not None and not gate.passed else 0
 
 
 def _progress(line: str) -> None:
@@ -38,6 +82,8 @@ def _progress(line: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "diff":
+        return diff(args)
     from .candidates.agent import generate_for
     from .candidates.sources import CandidateError
     from .dataset.loading import open_rows

@@ -94,6 +94,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail-under", "Exit non-zero when strict accuracy is below PCT percent, and zero when it is "
            "at or above it even though cases failed (a CI gate on the number).", kind="float",
            metavar="PCT", selects=False),
+    Option("baseline", "Compare with an earlier run's JSON report: strict accuracy then and now with the "
+           "difference's 95% interval, an exact McNemar test, and the problems newly failing and newly passing.",
+           metavar="PATH", selects=False),
+    Option("baseline-any", "Compare with the --apps-baseline report even when its dataset, split, revision, "
+           "judge, tests per problem or limits differ from this run's (the differences are printed).",
+           kind="bool", default=False, selects=False),
+    Option("fail-on-regression", "Exit non-zero when a problem that passed in the --apps-baseline report "
+           "does not pass now, and zero otherwise even though cases failed (combines with --apps-fail-under: "
+           "either failing fails the run).", kind="bool", default=False, selects=False),
+    Option("markdown", "Also write the summary as Markdown to PATH (for a pull request comment); appended to "
+           "$GITHUB_STEP_SUMMARY too when that is set.", metavar="PATH", selects=False),
     Option("junit-properties", "Add per-case properties (outcome kind, cascade step, time, memory) to "
            "--junitxml test cases (they break strict xunit2 validation).", kind="bool", default=False,
            selects=False),
@@ -133,6 +144,10 @@ class Settings:
     cpu_pinning: str = "auto"
     fail_fast: bool = False
     fail_under: float | None = None
+    baseline: str | None = None
+    baseline_any: bool = False
+    fail_on_regression: bool = False
+    markdown: str | None = None
     junit_properties: bool = False
     html: str | None = None
     predictions: str | None = None
@@ -274,6 +289,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-agent: {s.agent!r} is not module:callable (e.g. pytest_apps.agents:openai_chat)")
     if s.fail_under is not None and not 0 <= s.fail_under <= 100:
         raise OptionError(f"--apps-fail-under: {s.fail_under} is not a percentage from 0 to 100")
+    if s.fail_on_regression and not s.baseline:
+        raise OptionError("--apps-fail-on-regression: give --apps-baseline PATH, the JSON report to compare with")
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")

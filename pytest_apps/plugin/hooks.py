@@ -21,10 +21,12 @@ from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
 from ..executor.slots import Slot, remove_pool
-from ..report.gates import Gate, fail_under_verdict
+from ..report.baseline_text import baseline_lines, newly_failing_lines
+from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.rollup import Summary
 from ..report.store import CaseRecords
 from . import transport
+from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile
 from .cpus import available_cpus, executor_cpu, slot_of, xdist_workers
 from .options import add_options, is_active
@@ -55,7 +57,10 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = resolve(config.getoption, config.getini, str(config.invocation_params.dir))
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
+    baseline = None if hasattr(config, "workerinput") else read_baseline(settings)
     plan, owns = plan_for(config, settings)
+    check_baseline(baseline, settings, plan)
+    config.stash[BASELINE_KEY] = baseline
     state = RunState(settings, plan, owns_plan=owns)
     state.explicit = explicit_nodeids(config.args, config.rootpath)
     worker = getattr(config, "workerinput", None) or {}
@@ -122,6 +127,8 @@ class AppsPlugin:
         self.records = CaseRecords()
         self.summary: Summary | None = None
         self.gate: Gate | None = None
+        self.regression: Gate | None = None
+        self.comparison: dict[str, Any] | None = None
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
         # names this run's pools of execution slots (one per machine its workers run on)
         self.run_name = getattr(config, "workerinput", {}).get(SLOTS_KEY) or uuid.uuid4().hex[:16]
@@ -193,10 +200,13 @@ class AppsPlugin:
         if self.is_worker:
             return
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
-        write_reports(self.state, self.summary)
+        comparison = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None))
+        self.comparison = None if comparison is None else comparison.to_dict()
         self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
-        if self.gate is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            session.exitstatus = pytest.ExitCode.OK if self.gate.passed else pytest.ExitCode.TESTS_FAILED
+        self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison)
+        gates_passed = passed([self.gate, self.regression])  # either failing fails the run
+        if gates_passed is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.OK if gates_passed else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
@@ -204,8 +214,17 @@ class AppsPlugin:
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary):
             terminalreporter.write_line(line)
+        if self.comparison is not None:
+            for line in baseline_lines(self.comparison):
+                terminalreporter.write_line(line)
         if self.gate is not None:
             terminalreporter.write_line(self.gate.message, bold=True, red=not self.gate.passed)
+        if self.regression is not None:
+            terminalreporter.write_line(self.regression.message, bold=True, red=not self.regression.passed)
+        if self.comparison is not None:  # last: what a regression gate failed on, ready to paste
+            for line in newly_failing_lines(self.comparison):
+                terminalreporter.write_line(line, bold=self.regression is not None,
+                                            red=bool(self.regression and not self.regression.passed))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.state.close()

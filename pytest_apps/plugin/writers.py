@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.record import CaseRecord
 from ..executor.machine import timing_figures
+from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
 from ..report.terminal import summary_lines
 from .state import RunState
@@ -123,9 +124,23 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
     ]
 
 
-def write_reports(state: RunState, summary: Summary) -> None:
-    """The JSON report always; HTML and predictions when asked. Only the controller calls this."""
+def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str, Any]:
+    """The report with its `baseline` section, placed after the summary (before the long per-problem lists)."""
+    out = {k: v for k, v in document.items() if k not in ("skipped_rows", "problems")}
+    out["baseline"] = comparison.to_dict()
+    return out | {k: v for k, v in document.items() if k not in out}
+
+
+def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None) -> Comparison | None:
+    """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
+    comparison (returned, and in each report). Only the controller calls this."""
     document = report_document(state, summary)
+    comparison = None
+    if baseline is not None:
+        s = state.settings
+        comparison = compare(baseline, document, allow_mismatch=s.baseline_any, baseline_report=str(s.baseline),
+                             report=s.report)
+        document = with_baseline(document, comparison)
     write_json(state, summary, document)
     if state.settings.html:
         from ..report.html import write_html
@@ -136,6 +151,11 @@ def write_reports(state: RunState, summary: Summary) -> None:
 
         records = prediction_records(document, state.plan.problems, state.plan.candidates)
         write_predictions(records, state.settings.path(state.settings.predictions))
+    if state.settings.markdown:
+        from ..report.markdown import markdown_text, write_markdown
+
+        write_markdown(markdown_text(document), state.settings.path(state.settings.markdown))
+    return comparison
 
 
 def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None) -> Path:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .baseline import Comparison
 from .rollup import Summary
 
 
@@ -22,3 +23,20 @@ def fail_under_verdict(threshold: float | None, summary: Summary) -> Gate | None
     if round(value, 6) >= threshold:
         return Gate(True, f"strict accuracy {value:.2f}% meets --apps-fail-under {threshold:g}%")
     return Gate(False, f"FAIL: strict accuracy {value:.2f}% is below --apps-fail-under {threshold:g}%")
+
+
+def regression_verdict(enabled: bool, comparison: Comparison | None) -> Gate | None:
+    """`--apps-fail-on-regression`: the run fails when a problem that passed in the baseline does not pass now."""
+    if not enabled or comparison is None:
+        return None
+    fell = len(comparison.newly_failing)
+    if not fell:
+        return Gate(True, "no problem that passed in the baseline fails now (--apps-fail-on-regression)")
+    return Gate(False, f"FAIL: {fell} problem{'s' if fell > 1 else ''} that passed in the baseline "
+                       f"{'fail' if fell > 1 else 'fails'} now (--apps-fail-on-regression)")
+
+
+def passed(gates: list[Gate | None]) -> bool | None:
+    """Whether the run passes its gates (every one given must pass); None when no gate was asked for."""
+    given = [g for g in gates if g is not None]
+    return all(g.passed for g in given) if given else None

@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .confidence import ci_text, points_range, range_text
+
 # Outcome kinds of a test cell: code letter in the grid string, label, colour.
 KINDS: dict[str, tuple[str, str, str]] = {
     "pass": ("p", "pass", "#2f9e5e"),
@@ -207,7 +209,8 @@ def _cards(f: Mapping[str, Any]) -> str:
     wall = f.get("wall_time")
     cards = [
         _card("strict_accuracy", "Strict accuracy", pct(f.get("strict_accuracy")),
-              f"{f.get('passed', 0)} of {f.get('problems', 0)} problems pass every test", big=True),
+              f"{f.get('passed', 0)} of {f.get('problems', 0)} problems pass every test"
+              + _with_ci((f.get("intervals") or {}).get("strict_accuracy"), f), big=True),
         _card("strict_accuracy_with_code", "Over problems with code", pct(f.get("strict_accuracy_with_code")),
               f"{f.get('passed', 0)} of {f.get('problems_with_code', 0)} with a program"),
         _card("test_case_average", "Test-case average", pct(f.get("test_case_average")),
@@ -219,6 +222,11 @@ def _cards(f: Mapping[str, Any]) -> str:
         _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
     ]
     return '<section class="cards">' + "".join(cards) + "</section>"
+
+
+def _with_ci(interval: Any, f: Mapping[str, Any]) -> str:
+    """` · 95% CI 29.4-55.8%` for a figure with an interval in the report (`summary.intervals`)."""
+    return " · " + ci_text(interval, (f.get("intervals") or {}).get("level")) if interval else ""
 
 
 def _duration(seconds: float) -> str:
@@ -233,6 +241,7 @@ def _duration(seconds: float) -> str:
 
 def _tiers(f: Mapping[str, Any]) -> str:
     per_tier = f.get("per_tier") or {}
+    ci = (f.get("intervals") or {}).get("per_tier") or {}
     names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
     rows = []
     for name in names:
@@ -244,7 +253,8 @@ def _tiers(f: Mapping[str, Any]) -> str:
             f'<span class="tn">{esc(name)}</span>'
             f'<span class="track"><span class="fill" style="width:{width:.3f}%"></span></span>'
             f'<span class="tv">{esc(pct(acc) if n else "no problems")}'
-            f'<span class="tc">{esc(f"{passed} / {n}" if n else "")}</span></span></div>'
+            f'<span class="tc">{esc(f"{passed} / {n}" if n else "")}</span>'
+            f'<span class="tci">{esc(range_text(ci.get(name)) if n else "")}</span></span></div>'
         )
     if not rows:
         return ""
@@ -313,7 +323,7 @@ def _pane(title: str, text: Any, cls: str = "", note: str = "") -> str:
     return f'<div class="pane {cls}"><div class="pt">{esc(title)}{extra}</div><pre>{body}</pre></div>'
 
 
-def _failure(p: Mapping[str, Any]) -> str:
+def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     kind = _first_kind(p)
     code, label, colour = KINDS.get(kind, (OTHER_CODE, kind.replace("_", " "), KINDS["harness_error"][2]))
     detail = p.get("first_failure_detail") or {}
@@ -336,16 +346,18 @@ def _failure(p: Mapping[str, Any]) -> str:
     parts.append(_pane("candidate program", program, "prog", note=str(p.get("candidate") or "")))
     passed, total = p.get("tests_passed", 0), p.get("tests_total", 0)
     return (
-        f'<details class="fail" id="p-{esc(p.get("id"))}" data-kind="{esc(kind)}" data-id="{esc(p.get("id"))}">'
+        f'<details class="fail" id="p-{esc(p.get("id"))}" data-kind="{esc(kind)}" data-id="{esc(p.get("id"))}"'
+        + (' data-change="newly_failing"' if newly_failing else "") + ">"
         f'<summary><span class="dot" style="background:{colour}"></span>'
         f'<span class="pid">{esc(p.get("id"))}</span><span class="ptier">{esc(p.get("difficulty"))}</span>'
-        f'<span class="pkind">{esc(label)}</span><span class="pscore">{passed}/{total}</span>'
+        + ('<span class="badge new">newly failing</span>' if newly_failing else "")
+        + f'<span class="pkind">{esc(label)}</span><span class="pscore">{passed}/{total}</span>'
         f'<span class="preason">{esc(p.get("reason"))}</span></summary>'
         f'<div class="body">{"".join(parts)}</div></details>'
     )
 
 
-def _failures(problems: list[Mapping[str, Any]]) -> str:
+def _failures(problems: list[Mapping[str, Any]], newly_failing: frozenset[str] = frozenset()) -> str:
     failing = [p for p in problems if _is_failing(p)]
     if not failing:
         return '<section><h2>Failing problems</h2><p class="note">No failing problem.</p></section>'
@@ -362,7 +374,73 @@ def _failures(problems: list[Mapping[str, Any]]) -> str:
         f"{options}</select>"
         '<button type="button" id="f-open">expand shown</button>'
         '<button type="button" id="f-close">collapse all</button></div>'
-        f'<div id="failures">{"".join(_failure(p) for p in failing)}</div></section>'
+        f'<div id="failures">{"".join(_failure(p, str(p.get("id")) in newly_failing) for p in failing)}</div>'
+        "</section>"
+    )
+
+
+def _change_list(title: str, key: str, changes: list[Mapping[str, Any]], linked: set[str]) -> str:
+    """One list of changed problems: ids ready to paste, then each (linked to its failure details when the page
+    has them) with its verdicts then and now."""
+    ids = ",".join(str(x.get("id")) for x in changes)
+    items = "".join(
+        f'<li data-change="{esc(key)}" data-id="{esc(x.get("id"))}">'
+        + (f'<a href="#p-{esc(x.get("id"))}">{esc(x.get("id"))}</a>' if str(x.get("id")) in linked
+           else f'<b>{esc(x.get("id"))}</b>')
+        + f' <span class="ptier">{esc(x.get("difficulty"))}</span> {esc(str(x.get("then")).replace("_", " "))} &rarr; '
+        f'{esc(str(x.get("now")).replace("_", " "))}'
+        + (f' <code>{esc(x["first_failure"])}</code>' if x.get("first_failure") else "") + "</li>"
+        for x in changes
+    )
+    body = f'<p class="ids"><code>{esc(ids)}</code></p><ul class="changes">{items}</ul>' if changes else (
+        '<p class="note">none</p>')
+    return f'<div class="change-list" id="{esc(key)}"><h3>{esc(title)} ({len(changes)})</h3>{body}</div>'
+
+
+def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
+    """The comparison with the baseline report: then, now and the difference with its interval (all problems
+    both runs selected and per tier), the exact McNemar p-value, and the problems whose verdict changed."""
+    c = document.get("baseline")
+    if not c:
+        return ""
+    n = c.get("problems", 0)
+    rows = []
+    for name, f in [("all", c)] + [(t, f) for t, f in (c.get("per_tier") or {}).items() if f.get("problems")]:
+        if not f.get("problems"):
+            continue
+        diff = f["difference"]
+        value = "n/a" if diff.get("value") is None else f"{100 * diff['value']:+.2f} points"
+        rows.append(
+            f'<tr data-row="{esc(name)}"><th>{esc(name)}</th><td>{f["problems"]}</td>'
+            f'<td>{esc(pct(f["then"]["strict_accuracy"]))} ({f["then"]["passed"]}/{f["problems"]})</td>'
+            f'<td>{esc(pct(f["now"]["strict_accuracy"]))} ({f["now"]["passed"]}/{f["problems"]})</td>'
+            f'<td>{esc(value)} <span class="muted">{esc(points_range(diff.get("interval")))}</span></td>'
+            f'<td>{f["newly_failing"]}</td><td>{f["newly_passing"]}</td></tr>'
+        )
+    only = "".join(
+        f'<p class="note">{esc(label)} ({len(c[key])}): <code>{esc(",".join(map(str, c[key])))}</code></p>'
+        for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"))
+        if c.get(key)
+    )
+    anyway = ""
+    if c.get("differences"):
+        anyway = '<p class="note">compared anyway (--apps-baseline-any): ' + esc("; ".join(
+            f"{d['setting']} {d['then']} there, {d['now']} here" for d in c["differences"])) + "</p>"
+    method = {"newcombe": "Newcombe's hybrid score interval", "paired bootstrap": "a paired bootstrap over problems"}
+    table = (
+        '<table class="cmp"><thead><tr><th></th><th>problems</th><th>then</th><th>now</th>'
+        "<th>difference (95% CI)</th><th>newly failing</th><th>newly passing</th></tr></thead>"
+        f'<tbody>{"".join(rows)}</tbody></table>'
+        f'<p class="note">Exact McNemar p = {c.get("mcnemar_p", 1):.3g} on the problems whose verdict changed; '
+        f'the interval is {esc(method.get(c.get("method"), c.get("method")))}.</p>'
+    ) if n else '<p class="note">No problem in common: nothing to compare.</p>'
+    return (
+        f'<section id="baseline" data-problems="{n}"><h2>Against the baseline</h2>'
+        f'<p class="note">{n} problems in both runs; baseline <code>{esc(c.get("baseline_report"))}</code></p>'
+        f"{anyway}{only}{table}"
+        + _change_list("Newly failing", "newly_failing", list(c.get("newly_failing_problems") or []), linked)
+        + _change_list("Newly passing", "newly_passing", list(c.get("newly_passing_problems") or []), set())
+        + "</section>"
     )
 
 
@@ -420,11 +498,12 @@ h2{font-size:15px;margin:0 0 10px;text-transform:uppercase;letter-spacing:.06em;
 .badge{background:#fff3cd;color:#7a5b00;border-radius:6px;padding:0 6px;font-size:11px;text-transform:none;
  letter-spacing:0;font-weight:600}
 .tiers{background:var(--panel);border:1px solid var(--line);border-radius:12px;padding:12px 16px}
-.tier{display:grid;grid-template-columns:120px 1fr 150px;align-items:center;gap:12px;padding:5px 0}
+.tier{display:grid;grid-template-columns:120px 1fr 260px;align-items:center;gap:12px;padding:5px 0}
 .tn{font-weight:600;text-transform:capitalize}
 .track{height:14px;background:#eceef2;border-radius:7px;overflow:hidden}
 .fill{display:block;height:100%;background:var(--accent);border-radius:7px}
-.tv{font-variant-numeric:tabular-nums;font-weight:600}.tc{color:var(--muted);font-weight:400;margin-left:8px}
+.tv{font-variant-numeric:tabular-nums;font-weight:600}.tc,.tci{color:var(--muted);font-weight:400;margin-left:8px}
+.tci:not(:empty)::before{content:"95% CI "}
 .tier.empty{opacity:.5}
 .stack{display:flex;height:18px;border-radius:9px;overflow:hidden;background:#eceef2}
 .seg{display:block;height:100%}
@@ -466,7 +545,14 @@ pre{margin:0;padding:8px;max-height:320px;overflow:auto;font:12px/1.4 ui-monospa
 .diff,.rerun{font-size:12px;margin:2px 0 8px}.rerun code{background:#f3f4f7;padding:1px 5px;border-radius:4px}
 .extras details{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:8px 12px;
  margin:6px 0}
-.extras summary{cursor:pointer;font-weight:600}.ids{word-break:break-word;font-size:12px}
+.extras summary{cursor:pointer;font-weight:600}
+.badge.new{background:#fde2de;color:#a3271a}
+table.cmp{border-collapse:collapse;background:var(--panel);border:1px solid var(--line);border-radius:12px;
+ font-variant-numeric:tabular-nums;margin-bottom:8px}
+table.cmp th,table.cmp td{padding:5px 12px;text-align:right;border-bottom:1px solid var(--line)}
+table.cmp th:first-child{text-align:left;text-transform:capitalize}.muted{color:var(--muted)}
+.change-list h3{font-size:14px;margin:12px 0 4px}.changes{margin:4px 0;padding-left:20px;font-size:13px}
+.changes code,.ids code{font-size:12px}.ids{word-break:break-word;font-size:12px}
 footer{margin-top:28px;color:var(--muted);font-size:12px}
 @media (max-width:800px){.io{grid-template-columns:1fr}.tier{grid-template-columns:90px 1fr 110px}}
 """
@@ -643,9 +729,11 @@ def render_html(document: Mapping[str, Any]) -> str:
             _header(document),
             _cards(f),
             _tiers(f),
+            _baseline(document, {str(p.get("id")) for p in problems if _is_failing(p)}),
             _outcomes(counts),
             _grid(data, counts),
-            _failures(problems),
+            _failures(problems, frozenset(
+                str(x.get("id")) for x in (document.get("baseline") or {}).get("newly_failing_problems") or [])),
             _extras(document, f),
             f'<footer>pytest-apps report, format version {esc(document.get("version"))}. '
             "Self-contained: this file loads nothing from the network.</footer>",

@@ -16,6 +16,7 @@ from ..core.outcome import ALL_KINDS, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import TIERS
 from ..dataset.problems import Problem, SkippedRow
+from .confidence import Unit, interval_figures
 from .passk import ks_for, mean_pass_at_k
 
 REPORT_VERSION = 1
@@ -264,6 +265,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         # verdicts whose own time was within the borderline band of the time limit, either side: fragile
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
+        "intervals": intervals(results, list(per_tier)),
     }
 
 
@@ -289,6 +291,13 @@ def sample_figures(results: list[ProblemResult]) -> dict[str, Any]:
         "samples": {"min": smallest, "max": max(sampled, default=0), "total": sum(sampled)},
         "pass_at_k": {f"pass@{k}": _round(mean_pass_at_k(counts, k)) for k in ks_for(smallest)},
     }
+
+
+def intervals(results: list[ProblemResult], tiers: list[str]) -> dict[str, Any]:
+    """95% confidence intervals over problems for strict accuracy (overall, with code, per tier) and pass@k."""
+    units = [Unit(r.difficulty, *_counts(r), with_code=r.verdict not in (P_NO_CODE, P_BROKEN)) for r in results]
+    smallest = min((u.samples for u in units if u.samples), default=0)
+    return interval_figures(units, tiers, ks_for(smallest))
 
 
 def _round(value: float | None) -> float | None:

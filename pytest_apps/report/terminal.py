@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..core.outcome import BORDERLINE_BAND
+from .confidence import ci_text
 from .rollup import Summary, failing_nodeids
 
 
@@ -14,13 +15,25 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     """The `APPS summary` section's lines. `reference`: the candidates are the dataset's own solutions (their
     failures point at a broken problem or a harness bug)."""
     f = summary.figures
+    ci = f.get("intervals") or {}
+
+    def with_ci(interval: object) -> str:
+        text = ci_text(interval, ci.get("level"))
+        return ", " + text if text else ""
+
+    def bracketed(interval: object) -> str:
+        text = ci_text(interval, ci.get("level"))
+        return f" ({text})" if text else ""
+
     lines = [
-        f"strict accuracy: {pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)",
+        f"strict accuracy: {pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)"
+        + with_ci(ci.get("strict_accuracy")),
         f"strict accuracy over problems with code: {pct(f['strict_accuracy_with_code'])} "
-        f"({f['passed']}/{f['problems_with_code']})",
+        f"({f['passed']}/{f['problems_with_code']})" + with_ci(ci.get("strict_accuracy_with_code")),
     ]
     tiers = ", ".join(
-        f"{tier} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']})"
+        f"{tier} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']}"
+        + with_ci((ci.get("per_tier") or {}).get(tier)) + ")"
         for tier, t in f["per_tier"].items()
         if t["problems"]
     )
@@ -49,7 +62,8 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
         lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
     if f["samples"]["max"] > 1:
-        ks = ", ".join(f"{k} {pct(v)}" for k, v in f["pass_at_k"].items())
+        ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
+                       for k, v in f["pass_at_k"].items())
         lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a"))
     if reference:
         bad = [r.id for r in summary.problems if r.verdict == "fail"]

@@ -1,0 +1,292 @@
+"""A run against a baseline: two JSON report documents in, the comparison as plain data out.
+
+Shared by the plugin (`--apps-baseline`, which compares the run's own document with an earlier report) and
+`python -m pytest_apps diff OLD.json NEW.json` (two saved reports).
+
+- **Which problems.** Those both runs selected (by problem id), in the newer run's order. Problems in only
+  one of them are counted and named, never dropped silently.
+- **Per problem.** "pass" or not (any other verdict: fail, no code, broken, incomplete), as strict accuracy
+  counts it; with several samples also the score (the share of passing samples).
+- **Figures.** Strict accuracy then and now over the common problems, the difference with its 95% interval
+  paired over problems (Newcombe's hybrid score interval with one program per problem; a paired bootstrap
+  over problems, fixed seed, when either run has several samples), and McNemar's exact test on the
+  problems whose verdict changed. The same per tier.
+- **Comparable runs.** Runs whose verdicts for the same program could differ are refused with one line
+  naming the difference: the data (dataset and split; the hub commit actually loaded, or for local files
+  their content), the judge, the tests per problem (`max_tests`) and the limits a program runs under
+  (`timeout`, `memory`). What is being compared (the candidates, agent, model, samples) may differ, and so
+  may the selection (limit, offset, only, difficulty): the comparison is then over the common problems.
+  `allow_mismatch` (`--apps-baseline-any`) compares anyway and keeps the differences in the result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.settings import TIERS
+from .stats import LEVEL, NEWCOMBE, PAIRED_BOOTSTRAP, bootstrap_mean, mcnemar_exact, newcombe_paired, wilson
+
+DEFAULT_MEMORY = 4 * 2**30  # what a report's `memory: null` means: the executor's default address-space limit
+DEFAULT_JUDGE = "seed"  # what a report without a `judge` setting was judged with
+PASS = "pass"
+# the problem fields a comparison reads; a baseline is kept in memory with these only
+PROBLEM_FIELDS = ("id", "difficulty", "verdict", "score", "samples", "first_failure")
+
+
+class BaselineError(Exception):
+    """A baseline that cannot be used; the message is one line naming the file and what to do."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    setting: str
+    then: str
+    now: str
+
+    def text(self) -> str:
+        return f"{self.setting} {self.then} there, {self.now} here"
+
+
+@dataclass(frozen=True)
+class Change:
+    """A problem whose verdict changed: its verdicts and scores then and now, and (newly failing) the node
+    id of its first failing case now, ready to paste."""
+
+    id: str
+    difficulty: str
+    then: str
+    now: str
+    then_score: float
+    now_score: float
+    first_failure: str = ""
+
+
+@dataclass
+class Comparison:
+    baseline_report: str
+    report: str
+    differences: list[Difference]
+    problems: int  # in both runs
+    only_in_baseline: list[str]
+    only_in_run: list[str]
+    method: str  # of the difference's interval
+    figures: dict[str, Any]  # then, now, difference, newly_failing, newly_passing, mcnemar_p
+    per_tier: dict[str, dict[str, Any]]
+    newly_failing: list[Change]
+    newly_passing: list[Change]
+    scores_fell: list[Change] = field(default_factory=list)  # several samples: the share passing went down
+    scores_rose: list[Change] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "baseline_report": self.baseline_report,
+            "report": self.report,
+            "level": LEVEL,
+            "differences": [asdict(d) for d in self.differences],
+            "problems": self.problems,
+            "only_in_baseline": list(self.only_in_baseline),
+            "only_in_run": list(self.only_in_run),
+            "method": self.method,
+            **self.figures,
+            "per_tier": self.per_tier,
+            "newly_failing_problems": [asdict(c) for c in self.newly_failing],
+            "newly_passing_problems": [asdict(c) for c in self.newly_passing],
+            "scores_fell": [asdict(c) for c in self.scores_fell],
+            "scores_rose": [asdict(c) for c in self.scores_rose],
+        }
+
+
+# ----------------------------------------------------------------------------------------------- reading
+
+
+def load_report(path: str | Path, shown: str | None = None) -> dict[str, Any]:
+    """A JSON report read for comparison, kept small: its settings, source and summary, and per problem only
+    the fields a comparison reads. `shown` is how messages name the file (default: the path)."""
+    path = Path(path)
+    name = shown or str(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except FileNotFoundError:
+        raise BaselineError(f"{name}: no such file; give the JSON report of an earlier run "
+                            "(--apps-report writes it)") from None
+    except IsADirectoryError:
+        raise BaselineError(f"{name}: is a folder; give the JSON report file of an earlier run") from None
+    except OSError as exc:
+        raise BaselineError(f"{name}: cannot be read ({exc.strerror}); give a readable JSON report") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        reason = str(exc).split("\n", 1)[0]
+        raise BaselineError(f"{name}: not JSON ({reason}); give the JSON report of an earlier run") from None
+    if not (isinstance(data, dict) and isinstance(data.get("problems"), list) and isinstance(data.get("summary"), dict)):
+        raise BaselineError(f"{name}: not a pytest-apps JSON report (no summary and problems); give the file "
+                            "that --apps-report wrote")
+    problems = []
+    for i, p in enumerate(data["problems"]):
+        if not isinstance(p, dict) or "id" not in p or "verdict" not in p:
+            raise BaselineError(f"{name}: problems[{i}] has no id or verdict; give the file that --apps-report wrote")
+        problems.append({k: p.get(k) for k in PROBLEM_FIELDS})
+    return {
+        "version": data.get("version"),
+        "settings": data.get("settings") or {},
+        "source": data.get("source") or {},
+        "summary": data["summary"],
+        "problems": problems,
+    }
+
+
+# ----------------------------------------------------------------------------------------- comparability
+
+
+def _local_content(revision: str) -> str:
+    """A local-file fingerprint without what a checkout or a copy changes (the mtime, and the multi-file hash
+    that mixes mtimes in): the size and the hash of the file's ends, or the file count and total size."""
+    parts = [part for part in revision.split(",") if part.split("=", 1)[0] not in ("mtime", "hash")]
+    return ",".join(parts)
+
+
+def facts(document: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
+    """What must match for two runs to be comparable: setting -> (value compared, value shown)."""
+    settings = document.get("settings") or {}
+    source = document.get("source") or {}
+    dataset = source.get("dataset") or settings.get("dataset")
+    revision = source.get("resolved_revision") or source.get("revision") or settings.get("revision")
+    out: dict[str, tuple[Any, str]] = {}
+    if revision and "=" in str(revision):  # local files: the same content wherever they lie
+        content = _local_content(str(revision))
+        out["dataset"] = (("local", content), f"{dataset} ({content})")
+        out["revision"] = (None, "none (local files)")
+    else:
+        out["dataset"] = (("hub", dataset), str(dataset))
+        out["revision"] = (revision, str(revision or "unknown"))
+    split = source.get("split") or settings.get("split")
+    out["split"] = (split, str(split))
+    judge = settings.get("judge") or DEFAULT_JUDGE
+    out["judge"] = (judge, str(judge))
+    cap = settings.get("max_tests")
+    cap = "all" if cap is None or int(cap) <= 0 else int(cap)
+    out["max_tests"] = (cap, f"{cap} tests" if cap != "all" else "all tests")
+    timeout = settings.get("timeout")
+    if timeout is not None:  # the limit a test had: --apps-timeout scaled by --apps-timeout-scale
+        timeout = float(timeout) * float(settings.get("timeout_scale") or 1.0)
+    out["timeout"] = (timeout, "unknown" if timeout is None else f"{timeout:g} s")
+    memory = settings.get("memory")
+    memory = DEFAULT_MEMORY if memory is None else int(memory)
+    out["memory"] = (memory, "none" if memory == 0 else f"{memory / 2**30:g} GiB")
+    return out
+
+
+def differences(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[Difference]:
+    """The settings in which two runs differ that make their verdicts incomparable."""
+    a, b = facts(then), facts(now)
+    return [Difference(name, a[name][1], b[name][1]) for name in b if a[name][0] != b[name][0]]
+
+
+def check_comparable(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: bool,
+                     name: str) -> list[Difference]:
+    """The differences (empty when the runs are comparable); raises BaselineError naming them unless
+    `allow_mismatch`."""
+    found = differences(then, now)
+    if found and not allow_mismatch:
+        raise BaselineError(f"{name}: not comparable with this run: " + "; ".join(d.text() for d in found)
+                            + "; give --apps-baseline-any to compare anyway")
+    return found
+
+
+# ------------------------------------------------------------------------------------------- comparison
+
+
+def _score(p: Mapping[str, Any]) -> float:
+    score = p.get("score")
+    return float(score) if isinstance(score, (int, float)) else float(p.get("verdict") == PASS)
+
+
+def _paired(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], sampled: bool) -> dict[str, Any]:
+    """Then, now, the difference and its interval, and the changed verdicts, over paired problems."""
+    n = len(pairs)
+    then_pass = [a.get("verdict") == PASS for a, _ in pairs]
+    now_pass = [b.get("verdict") == PASS for _, b in pairs]
+    fell = sum(1 for t, w in zip(then_pass, now_pass) if t and not w)
+    rose = sum(1 for t, w in zip(then_pass, now_pass) if w and not t)
+    both = sum(1 for t, w in zip(then_pass, now_pass) if t and w)
+    then_scores = [_score(a) for a, _ in pairs]
+    now_scores = [_score(b) for _, b in pairs]
+    if sampled:
+        then_ci, now_ci = bootstrap_mean(then_scores), bootstrap_mean(now_scores)
+        diff_ci = bootstrap_mean([w - t for t, w in zip(then_scores, now_scores)], method=PAIRED_BOOTSTRAP)
+    else:
+        then_ci, now_ci = wilson(sum(then_pass), n), wilson(sum(now_pass), n)
+        diff_ci = newcombe_paired(both, rose, fell, n - both - rose - fell)
+    then_value = sum(then_scores) / n if n else None
+    now_value = sum(now_scores) / n if n else None
+
+    def side(passed: list[bool], value: float | None, ci: Any) -> dict[str, Any]:
+        return {"passed": sum(passed), "strict_accuracy": None if value is None else round(value, 6),
+                "interval": None if ci is None else ci.to_dict()}
+
+    return {
+        "then": side(then_pass, then_value, then_ci),
+        "now": side(now_pass, now_value, now_ci),
+        "difference": {
+            "value": None if n == 0 else round(now_value - then_value, 6),  # type: ignore[operator]
+            "interval": None if diff_ci is None else diff_ci.to_dict(),
+        },
+        "newly_failing": fell,
+        "newly_passing": rose,
+        "mcnemar_p": round(mcnemar_exact(fell, rose), 6),
+    }
+
+
+def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: bool = False,
+            baseline_report: str = "", report: str = "") -> Comparison:
+    """Compare the report `now` with the baseline report `then` (documents as `load_report` or the report
+    writer give them). Raises BaselineError when the runs are not comparable, unless `allow_mismatch`."""
+    found = check_comparable(then, now, allow_mismatch=allow_mismatch, name=baseline_report or "baseline")
+    old = {str(p["id"]): p for p in then.get("problems") or []}
+    new = {str(p["id"]): p for p in now.get("problems") or []}
+    common = [pid for pid in new if pid in old]
+    pairs = [(old[pid], new[pid]) for pid in common]
+    sampled = any(int(p.get("samples") or 0) > 1 for pair in pairs for p in pair)
+    tiers: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for a, b in pairs:
+        tiers.setdefault(str(b.get("difficulty") or a.get("difficulty") or ""), []).append((a, b))
+    order = [t for t in TIERS if t in tiers] + sorted(set(tiers) - set(TIERS))
+    per_tier = {t: {"problems": len(tiers[t]), **_paired(tiers[t], sampled)} for t in order}
+
+    def change(a: Mapping[str, Any], b: Mapping[str, Any], failing: bool) -> Change:
+        return Change(
+            id=str(b["id"]), difficulty=str(b.get("difficulty") or ""), then=str(a.get("verdict")),
+            now=str(b.get("verdict")), then_score=round(_score(a), 6), now_score=round(_score(b), 6),
+            first_failure=str(b.get("first_failure") or "") if failing else "",
+        )
+
+    fell = [change(a, b, True) for a, b in pairs if a.get("verdict") == PASS and b.get("verdict") != PASS]
+    rose = [change(a, b, False) for a, b in pairs if a.get("verdict") != PASS and b.get("verdict") == PASS]
+    scores_fell = scores_rose = []
+    if sampled:
+        scores_fell = sorted((change(a, b, True) for a, b in pairs if _score(b) < _score(a)),
+                             key=lambda c: c.now_score - c.then_score)
+        scores_rose = sorted((change(a, b, False) for a, b in pairs if _score(b) > _score(a)),
+                             key=lambda c: c.then_score - c.now_score)
+    return Comparison(
+        baseline_report=baseline_report,
+        report=report,
+        differences=found,
+        problems=len(common),
+        only_in_baseline=[pid for pid in old if pid not in new],
+        only_in_run=[pid for pid in new if pid not in old],
+        method=PAIRED_BOOTSTRAP if sampled else NEWCOMBE,
+        figures=_paired(pairs, sampled),
+        per_tier=per_tier,
+        newly_failing=fell,
+        newly_passing=rose,
+        scores_fell=scores_fell,
+        scores_rose=scores_rose,
+    )
+
+
+__all__ = ["BaselineError", "Change", "Comparison", "Difference", "compare", "check_comparable",
+           "differences", "facts", "load_report"]

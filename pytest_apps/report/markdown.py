@@ -1,0 +1,144 @@
+"""The summary as a short Markdown document for CI pages (`--apps-markdown`): a pull request comment or a
+GitHub Actions job summary. Rendered from the JSON report document, so a saved report renders the same.
+
+It holds the headline figures with their 95% intervals, a row per tier, pass@k with several samples and,
+with a baseline, the comparison (then, now, the difference and its interval per tier, the exact McNemar
+p-value) and the newly failing and newly passing problems, ids ready to paste. Text that comes from the
+run (ids, node ids, tier names, paths) goes into code spans or table cells with the characters that could
+end them replaced, so a crafted file name cannot change the document's structure.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .confidence import ci_text, points_range, range_text
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+MOST_IDS = 200  # ids listed per list; a PR comment holds at most 65,536 characters
+MOST_NODEIDS = 50
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def code(text: Any) -> str:
+    """Inline code that cannot be closed early or span lines."""
+    return "`" + str(text).replace("`", "'").replace("\r", " ").replace("\n", " ").replace("|", "\\|") + "`"
+
+
+def cell(text: Any) -> str:
+    return str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|").replace("`", "'")
+
+
+def _ids(ids: Sequence[str]) -> str:
+    shown = code(",".join(ids[:MOST_IDS]))
+    return shown + (f" and {len(ids) - MOST_IDS} more" if len(ids) > MOST_IDS else "")
+
+
+def _headline(doc: Mapping[str, Any]) -> list[str]:
+    f = doc.get("summary") or {}
+    ci = f.get("intervals") or {}
+    level = ci.get("level")
+    source, settings = doc.get("source") or {}, doc.get("settings") or {}
+    headline = f"**Strict accuracy {pct(f.get('strict_accuracy'))}** ({f.get('passed', 0)}/{f.get('problems', 0)} problems)"
+    if ci.get("strict_accuracy"):
+        headline += ", " + ci_text(ci["strict_accuracy"], level)
+    about = [f"dataset {code(source.get('dataset') or settings.get('dataset'))}",
+             f"split {code(source.get('split') or settings.get('split'))}"]
+    revision = source.get("resolved_revision")
+    if revision and "=" not in str(revision):
+        about.append(f"revision {code(str(revision)[:12])}")
+    if settings.get("candidates"):
+        about.append(f"candidates {code(settings['candidates'])}")
+    lines = ["## APPS benchmark", "", headline, "", ", ".join(about), "",
+             "| | problems | passed | strict accuracy | 95% CI |", "| --- | ---: | ---: | ---: | --- |",
+             f"| all | {f.get('problems', 0)} | {f.get('passed', 0)} | {pct(f.get('strict_accuracy'))} | "
+             f"{range_text(ci.get('strict_accuracy'))} |"]
+    for tier, t in (f.get("per_tier") or {}).items():
+        if t.get("problems"):
+            lines.append(f"| {cell(tier)} | {t['problems']} | {t['passed']} | {pct(t.get('strict_accuracy'))} | "
+                         f"{range_text((ci.get('per_tier') or {}).get(tier))} |")
+    if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
+        ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
+                                          else "") for k, v in f["pass_at_k"].items())
+        lines += ["", f"Samples per problem: {f['samples']['min']} to {f['samples']['max']}; {ks}."]
+    return lines
+
+
+def _difference(f: Mapping[str, Any]) -> str:
+    diff = f["difference"]
+    if diff["value"] is None:
+        return "n/a"
+    return f"{100 * diff['value']:+.2f} points" + (f" ({points_range(diff['interval'])})" if diff["interval"] else "")
+
+
+def _baseline(c: Mapping[str, Any]) -> list[str]:
+    n = c["problems"]
+    lines = ["", "### Against the baseline", "",
+             f"Compared on the {n} problems both runs selected (baseline {code(c['baseline_report'])})."]
+    for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run")):
+        if c[key]:
+            lines.append(f"{label} ({len(c[key])}): {_ids(c[key])}.")
+    if c["differences"]:
+        lines.append("Compared anyway (`--apps-baseline-any`): " + "; ".join(
+            f"{cell(d['setting'])} {code(d['then'])} there, {code(d['now'])} here" for d in c["differences"]) + ".")
+    if n == 0:
+        return lines
+    method = {"newcombe": "Newcombe's hybrid score interval",
+              "paired bootstrap": "a paired bootstrap over problems"}.get(c["method"], c["method"])
+    lines += ["", "| | problems | then | now | difference (95% CI) | newly failing | newly passing |",
+              "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
+    rows = [("all", c)] + [(t, f) for t, f in c["per_tier"].items() if f["problems"]]
+    for name, f in rows:
+        m = f["problems"]
+        lines.append(f"| {cell(name)} | {m} | {pct(f['then']['strict_accuracy'])} ({f['then']['passed']}/{m}) | "
+                     f"{pct(f['now']['strict_accuracy'])} ({f['now']['passed']}/{m}) | {_difference(f)} | "
+                     f"{f['newly_failing']} | {f['newly_passing']} |")
+    lines += ["", f"Exact McNemar p = {c['mcnemar_p']:.3g} on the problems whose verdict changed; the difference's "
+                  f"interval is {method}."]
+    fell, rose = c["newly_failing_problems"], c["newly_passing_problems"]
+    lines += ["", f"**Newly failing ({len(fell)})**: " + (_ids([x["id"] for x in fell]) if fell else "none")]
+    nodeids = [x["first_failure"] for x in fell if x.get("first_failure")]
+    if nodeids:
+        shown = [str(x).replace("`", "'").replace("\r", " ").replace("\n", " ") for x in nodeids[:MOST_NODEIDS]]
+        more = [f"... and {len(nodeids) - MOST_NODEIDS} more"] if len(nodeids) > MOST_NODEIDS else []
+        lines += ["", "<details><summary>First failing case of each, to rerun</summary>", "", "```", *shown, *more,
+                  "```", "", "</details>"]
+    lines += ["", f"**Newly passing ({len(rose)})**: " + (_ids([x["id"] for x in rose]) if rose else "none")]
+    return lines
+
+
+def markdown_text(document: Mapping[str, Any]) -> str:
+    """The Markdown summary of a report document (with its `baseline` section when it has one)."""
+    lines = _headline(document)
+    if document.get("baseline"):
+        lines += _baseline(document["baseline"])
+    return "\n".join(lines) + "\n"
+
+
+def write_markdown(text: str, path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Write `text` to `path` (atomically) and append it to $GITHUB_STEP_SUMMARY when that is set, as CI
+    tools do (the job summary collects every step's text). Returns the files written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    written = [path]
+    step_summary = (os.environ if environ is None else environ).get(STEP_SUMMARY_ENV)
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+        written.append(Path(step_summary))
+    return written
+
+
+__all__ = ["markdown_text", "write_markdown", "STEP_SUMMARY_ENV"]
