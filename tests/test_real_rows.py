@@ -128,3 +128,33 @@ def test_fail_fast_keeps_every_verdict_on_real_model_output(pytester: pytest.Pyt
     assert fast["summary"]["tests_run"] < full["summary"]["tests_run"]
     assert fast["summary"]["test_case_average_partial"] and not full["summary"]["test_case_average_partial"]
     fast_run.stdout.fnmatch_lines(["*problem already failed at candidates.jsonl::*::sample_*::test_*"])
+
+
+def model_programs(shared: Path, target: Path) -> int:
+    """Every model-written program for a problem with a full-test row, as one generations file."""
+    ids = {json.loads(line)["problem_id"] for line in (shared / "apps_test_rows.jsonl").open()}
+    count = 0
+    with target.open("w") as out:
+        for line in (shared / "candidates.jsonl").open():
+            rec = json.loads(line)
+            if rec["problem_id"] in ids:
+                out.write(json.dumps({"problem_id": rec["problem_id"], "code": rec["code"]}) + "\n")
+                count += 1
+    return count
+
+
+@pytest.mark.skipif(not os.environ.get("APPS_SLOW_TESTS"),
+                    reason="two full runs of the real rows take about 8 minutes; set APPS_SLOW_TESTS=1 to run them")
+def test_every_test_gets_the_same_verdict_at_n2_and_n8(pytester: pytest.Pytester, shared_data: Path):
+    """The time limit measures the program, not the machine: eight workers on the same CPUs as two change no
+    verdict of any test (every test of the real rows, every model program written for them)."""
+    assert model_programs(shared_data, pytester.path / "gens.jsonl") == 134
+    base = args_for(shared_data, pytester, "--apps-candidates", "gens.jsonl", "--apps-max-tests", "0")
+    run(pytester, *base, "-n", "2", "--apps-report", "n2.json")
+    run(pytester, *base, "-n", "8", "--apps-report", "n8.json")
+    n2, n8 = read_report(pytester, "n2.json"), read_report(pytester, "n8.json")
+    per_test = lambda r: {(p["id"], t.get("sample", 0), t["case"]): t["kind"]  # noqa: E731
+                          for p in r["problems"] for t in p["tests"]}
+    assert len(per_test(n2)) == n2["summary"]["tests_total"] > 5_000
+    assert per_test(n2) == per_test(n8)
+    assert n8["machine"]["children_at_once"] == n2["machine"]["children_at_once"]
