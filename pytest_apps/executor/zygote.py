@@ -62,6 +62,13 @@ def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, dro
                 importlib.import_module(name)
             except ImportError:
                 pass
+        if "unittest.mock" in preload:
+            from . import appsstyle
+
+            try:
+                appsstyle.warm_up()
+            except Exception:  # noqa: BLE001, S110 - only a head start; the children do it themselves otherwise
+                pass
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2):
             signal.signal(sig, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
