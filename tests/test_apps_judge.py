@@ -130,6 +130,18 @@ def test_objects_of_other_types_equal_nothing():
     assert back != 5 and back != [5] and isinstance(back, apps.Opaque)
 
 
+@pytest.mark.parametrize("sent", [
+    '{"v": {"$q": [1, 0]}}', '{"v": {"$D": "not a number"}}', '{"v": {"$a": ["<U999999999", [1], ["x"]]}}',
+    '{"v": {"$a": ["O", [1], [1]]}}', '{"v": {"$a": ["<i8", [3], [1, 2]]}}', '{"v": {"$x": 1}}', '{"w": 1}',
+    '{"v": ' + "[" * 5000 + "]" * 5000 + "}", "not json",
+])
+def test_whatever_the_child_sends_is_its_own_failure_never_a_harness_error(sent: str):
+    from pytest_apps.core.outcome import Outcome
+
+    verdict = apps.judge("call", [1], Outcome(status="exited", exit_code=0, value_json=sent))
+    assert verdict.kind == "wrong_answer"
+
+
 def test_the_transformation_is_the_originals():
     src = "import sys\nfrom math import *\nn = int(input())\nimport os\nprint(n)\n"
     assert transform_stdin(src) == (

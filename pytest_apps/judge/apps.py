@@ -47,8 +47,9 @@ from typing import Any
 import numpy as np
 
 from ..core import jsontext
-from ..core.outcome import PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
+from ..core.outcome import OUTPUT_LIMIT, PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
 from .cascade import (
+    MAX_VALUE_JSON_CHARS,
     checked,
     cut,
     ended_verdict,
@@ -243,19 +244,31 @@ def decode(value: Any) -> Any:
 _NUMPY_KINDS = "biufcUS"
 
 
-def _dtype(name: str) -> np.dtype:
+def _dtype(name: str, items: Any) -> np.dtype:
+    """The dtype the child named, if it is one it sends and its item size fits the data it sent (a string dtype
+    wider than its longest string would make us allocate what the child never had to send)."""
     dtype = np.dtype(name)
     if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise ValueError(f"dtype {name!r} is not sent")
+    if dtype.kind in "US":
+        longest = max((len(x) for x in _leaves(items)), default=0)
+        if dtype.itemsize > (4 if dtype.kind == "U" else 1) * (longest + 1):
+            raise ValueError(f"dtype {name!r} is wider than its data")
     return dtype
 
 
+def _leaves(items: Any) -> list:
+    if isinstance(items, list):
+        return [leaf for item in items for leaf in _leaves(item)]
+    return [items] if isinstance(items, (str, bytes)) else []
+
+
 def _numpy_scalar(dtype_name: str, item: Any) -> Any:
-    return np.array(item, dtype=_dtype(dtype_name))[()]
+    return np.array(item, dtype=_dtype(dtype_name, item))[()]
 
 
 def _numpy_array(dtype_name: str, shape: Any, items: Any) -> np.ndarray:
-    array = np.array(items, dtype=_dtype(dtype_name))
+    array = np.array(items, dtype=_dtype(dtype_name, items))
     if list(array.shape) != [int(n) for n in shape]:
         array = array.reshape([int(n) for n in shape])
     return array
@@ -371,18 +384,21 @@ def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any], check
 
 
 def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any], checker: Checker | None) -> Verdict:
+    size = len(outcome.value_json or "")
+    if size > MAX_VALUE_JSON_CHARS:
+        return Verdict(OUTPUT_LIMIT, reason=f"return value too large ({size} chars of JSON)", details=details)
     try:
         report = jsontext.loads(outcome.value_json or "")
         output = decode(report["v"])
         has_alternative = "a" in report
         alternative = decode(report["a"]) if has_alternative else None
+        shown = cut(show_value(plain(output)))
     except RecursionError:
         return Verdict(WRONG_ANSWER, reason="return value nested too deeply to compare", details=details)
-    except (ValueError, TypeError, KeyError, IndexError, OverflowError, MemoryError, binascii.Error) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever the child sent, its failure, never a harness error
         details["got"] = cut(outcome.value_json or "")
         return Verdict(WRONG_ANSWER, reason=f"return value could not be read ({type(exc).__name__})",
                        details=details)
-    shown = cut(show_value(plain(output)))
     details["got"] = shown
     if checker is not None:
         return checked(checker, output, details)
@@ -396,6 +412,10 @@ def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any], checke
         return Verdict(RUNTIME_ERROR, reason="comparing the return value raised RecursionError", details=details)
     if _passed(result):
         return Verdict(PASS, step=step)
-    diff = f"expected {cut(show_value(plain(fixed)), 80, 1)}, got {cut(shown, 80, 1)}"
-    details.update(expected=cut(show_value(plain(fixed))), first_diff=diff)
+    try:
+        wanted = show_value(plain(fixed))
+    except RecursionError:
+        wanted = "(nested too deeply to show)"
+    diff = f"expected {cut(wanted, 80, 1)}, got {cut(shown, 80, 1)}"
+    details.update(expected=cut(wanted), first_diff=diff)
     return Verdict(WRONG_ANSWER, reason=diff, details=details)
