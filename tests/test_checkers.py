@@ -96,11 +96,19 @@ def test_the_time_bound_outside_the_main_thread(monkeypatch):
 def test_the_builtin_checkers_load_and_accept_the_stored_answers(shared_data: Path):
     rows = {str(r["problem_id"]): r for r in map(json.loads, (shared_data / "apps_test_rows.jsonl").open())}
     builtin = Checkers(BUILTIN_FOLDER)
-    assert "4003" in builtin
+    assert builtin.problem_ids == ["4001", "4003"]
     for pid in builtin.problem_ids:
         io = json.loads(rows[pid]["input_output"])
         for given, expected in zip(io["inputs"], io["outputs"]):
             assert builtin.bind(pid, given, expected)(expected)[0], (pid, given)
+
+
+def test_the_4001_checker_accepts_the_pair_in_either_order_only():
+    check = Checkers(BUILTIN_FOLDER).bind("4001", "10\n10 2 8 1 2 4 1 20 4 5\n", "20 8\n")
+    assert check("20 8\n") == (True, "") and check("8 20") == (True, "")
+    assert check("20 4") == (False, "the divisors of 20 and 4 are not the input list")
+    assert check("20 3") == (False, "20 and 3 are not both in the input list")
+    assert check("20") == (False, "1 tokens; expected two numbers")
 
 
 def test_the_4003_checker_accepts_other_optimal_answers_only():
