@@ -78,7 +78,9 @@ def candidate_folder(shared: Path, folder: Path, picks: dict[str, str]) -> None:
     assert sorted(p.stem for p in folder.iterdir()) == sorted(picks)
 
 
-def test_reference_solutions_pass_every_test_but_top_level_returns_and_leave_no_process(pytester: pytest.Pytester, shared_data: Path):
+def test_reference_solutions_pass_every_test_but_top_level_returns_and_leave_no_process(
+    pytester: pytest.Pytester, shared_data: Path
+):
     before, ours_before = orphaned_servers(), descendants_of(os.getpid())  # (other tests' executors may be alive)
     result = run(pytester, *args_for(shared_data, pytester, "--apps-candidates", "reference", "--apps-samples", "1",
                                      "--apps-max-tests", "0", "-n", "2"))
