@@ -96,8 +96,8 @@ def judging_lines(summary: Summary, judge: str) -> list[str]:
     if audit:
         split = audit["disagree"]
         if split:
-            shown = ", ".join(f"{d['problem']} ({len(d['tests'])} tests" + ("; has a checker)" if d.get("checker") else ")")
-                              for d in split[:20])
+            shown = ", ".join(f"{d['problem']} ({len(d['tests'])} tests" + ("; has a checker)" if d.get("checker")
+                                                                               else ")") for d in split[:20])
             lines.append(f"references disagree (several right answers? candidates for a checker): {shown}"
                          + (f" and {len(split) - 20} more" if len(split) > 20 else ""))
         other = audit["other_judge"]
