@@ -33,8 +33,10 @@ def orphaned_servers() -> set[int]:
                 parent = Path(f"/proc/{ppid}/cmdline").read_bytes()
             except (OSError, IndexError, ValueError):
                 continue
-            # a server's own zygote and children run serve.py too: they belong to a live server
-            if not any(name in parent for name in (b"pytest", b"xdist", b"execnet", b"executor/serve.py")):
+            # a server's own zygote and children run serve.py too: they belong to a live server; an xdist worker
+            # (of any run on the machine) is an execnet bootstrap, "python -u -c import sys;exec(eval(...))"
+            if not any(name in parent for name in (b"pytest", b"xdist", b"execnet", b"executor/serve.py",
+                                                   b"exec(eval(sys.stdin.readline()))")):
                 found.add(int(entry.name))
     return found
 
