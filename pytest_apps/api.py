@@ -42,9 +42,11 @@ from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, case_order
 from .dataset.rows import DEFAULT_DATASET, DatasetError
 from .engine.run import case_record, run_case
-from .executor import Executor, Limits
+from .executor import APPS_STYLE_PRELOAD, Executor, Limits
 from .executor.machine import timing_figures
 from .judge.cascade import HarnessError
+from .judge.checkers import BUILTIN, Checkers
+from .judge.profiles import APPS, PROFILES, Judging
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 
 __all__ = ["Evaluator", "ProblemList", "load_problems", "DatasetError"]
@@ -174,7 +176,9 @@ class Evaluator:
     (`--apps-max-tests`, applied on top of the cap the problems were loaded with; None or 0 or less =
     every loaded test). `fail_fast` stops a problem at its first failing test: the rest do not run,
     the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
-    `workers` (default one per core) bounds how many programs run at once in `score_many`.
+    `workers` (default one per core) bounds how many programs run at once in `score_many`. `judge`
+    (`--apps-judge`) is "seed" or "apps"; `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
+    or "builtin".
 
     Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
     its own for a whole problem (so a program is compiled once per problem, as in the plugin).
@@ -187,6 +191,8 @@ class Evaluator:
         memory: int | None = None,
         max_tests: int | None = None,
         fail_fast: bool = False,
+        judge: str = "seed",
+        checkers: str | os.PathLike[str] | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -194,6 +200,11 @@ class Evaluator:
             raise ValueError(f"timeout: {timeout} must be more than 0 seconds")
         if memory is not None and memory < 0:
             raise ValueError(f"memory: {memory} is negative; give bytes, or 0 for no limit")
+        if judge not in PROFILES:
+            raise ValueError(f"judge: unknown judge {judge!r}; use {' or '.join(PROFILES)}")
+        if checkers is not None and str(checkers) != BUILTIN and not os.path.isdir(checkers):
+            raise ValueError(f"checkers: {checkers} is not a folder; give a folder of <problem_id>.py checkers, "
+                             "or 'builtin'")
         sys.set_int_max_str_digits(0)
         self.workers = workers or _cores()
         self.timeout = float(timeout)
@@ -201,6 +212,9 @@ class Evaluator:
         self.max_tests = max_tests
         self.fail_fast = fail_fast
         self.limits = Limits(timeout=self.timeout) if memory is None else Limits(timeout=self.timeout, memory=memory)
+        self.judge = judge
+        self.checkers = None if checkers is None else str(checkers)
+        self.judging = Judging(profile=judge, checkers=Checkers.from_setting(self.checkers))
         self._lock = threading.Lock()
         self._idle: queue.LifoQueue[Executor] = queue.LifoQueue()  # the warmest executor first
         self._executors: list[Executor] = []
@@ -284,7 +298,8 @@ class Evaluator:
             loaded = settings.get("max_tests", 0)
             settings["max_tests"] = self._cap() if loaded is None or loaded <= 0 else min(loaded, self._cap() or 0)
         settings.update(
-            timeout=self.timeout, memory=self.memory, fail_fast=self.fail_fast, workers=self.workers, front_end="api"
+            timeout=self.timeout, memory=self.memory, fail_fast=self.fail_fast, workers=self.workers, front_end="api",
+            judge=self.judge, checkers=self.checkers,
         )
         source = dict(getattr(problems, "source", {}))
         doc = document(settings, source, self.summary(results, problems))
@@ -336,7 +351,8 @@ class Evaluator:
             # program (not of the harness) stops the problem
             for index in case_order(shown, self.fail_fast):
                 try:
-                    record = case_record(shown, candidate, index, run_case(executor, shown, candidate, cases, index))
+                    result = run_case(executor, shown, candidate, cases, index, self.judging)
+                    record = case_record(shown, candidate, index, result)
                 except HarnessError as exc:
                     record = case_record(shown, candidate, index, exc)
                 records.append(record)
@@ -353,7 +369,7 @@ class Evaluator:
             if self._closed:
                 raise RuntimeError("Evaluator is closed")
             if len(self._executors) < self.workers:
-                executor = Executor(self.limits)
+                executor = Executor(self.limits, preload=APPS_STYLE_PRELOAD if self.judge == APPS else ())
                 self._executors.append(executor)
                 return executor
         return self._idle.get()

@@ -138,6 +138,24 @@ def test_readme_example_runs_as_written(pytester: pytest.Pytester) -> None:
 @pytest.mark.parametrize("fail_fast", [False, True], ids=["full", "fail_fast"])
 @pytest.mark.parametrize("set_name", sorted(PROGRAM_SETS))
 def test_plugin_and_api_agree(pytester: pytest.Pytester, rows_file: Path, set_name: str, fail_fast: bool) -> None:
+    agree(pytester, rows_file, set_name, fail_fast)
+
+
+def test_plugin_and_api_agree_under_the_apps_judge_with_checkers(pytester: pytest.Pytester, rows_file: Path) -> None:
+    (pytester.path / "checks").mkdir()
+    (pytester.path / "checks" / "900001.py").write_text(
+        "def check(input, expected, got):\n    return got.split() == expected.split(), 'another sum'\n")
+    api = agree(pytester, rows_file, "mixed", False, judge="apps", checkers="checks")
+    assert api["settings"]["judge"] == "apps" and api["settings"]["checkers"] == "checks"
+    verdicts = {p["id"]: p["verdict"] for p in api["problems"]}
+    assert verdicts["900001"] == verdicts["900006"] == "pass" and verdicts["900002"] == "fail"
+    assert {t["step"] for t in api["problems"][0]["tests"]} == {"checker"}
+    assert {t["step"] for t in api["problems"][5]["tests"]} == {"apps:unwrap"}
+
+
+def agree(pytester: pytest.Pytester, rows_file: Path, set_name: str, fail_fast: bool, judge: str = "seed",
+          checkers: str | None = None) -> dict[str, Any]:
+    """Run the program set through the plugin and the API; assert that both give the same report."""
     programs = PROGRAM_SETS[set_name]
     folder = pytester.path / "solutions"
     folder.mkdir()
@@ -150,6 +168,7 @@ def test_plugin_and_api_agree(pytester: pytest.Pytester, rows_file: Path, set_na
     run = pytester.runpytest_subprocess(
         "-p", "no:cacheprovider", "--apps-dataset", rows_file.name, "--apps-timeout", TIMEOUT,
         "--apps-report", "reports/plugin.json", *(["--apps-fail-fast"] if fail_fast else []),
+        "--apps-judge", judge, *(["--apps-checkers", checkers] if checkers else []),
     )
     assert run.ret == 1  # some cases fail
     plugin = json.loads((pytester.path / "reports" / "plugin.json").read_text())
@@ -161,9 +180,11 @@ def test_plugin_and_api_agree(pytester: pytest.Pytester, rows_file: Path, set_na
         file = folder / f"{p.id}.py"
         pairs.append((p, file.read_text() if file.exists() else None))
         names.append(str(file.resolve()))
-    with Evaluator(workers=2, timeout=float(TIMEOUT), fail_fast=fail_fast) as ev:
+    checkers_path = None if checkers is None else pytester.path / checkers
+    with Evaluator(workers=2, timeout=float(TIMEOUT), fail_fast=fail_fast, judge=judge, checkers=checkers_path) as ev:
         results = ev.score_many(pairs, names=names)
         api = ev.report(results, problems)
+        api["settings"]["checkers"] = checkers
 
     assert comparable(api) == comparable(plugin)
     # the report is the plugin's format, key for key
@@ -181,6 +202,7 @@ def test_plugin_and_api_agree(pytester: pytest.Pytester, rows_file: Path, set_na
         assert api["summary"]["skipped_rows"] == 1
     else:
         assert {"pass", "wrong_answer", "runtime_error", "no_code"} <= kinds
+    return api
 
 
 # --------------------------------------------------------------------------------------------- the API

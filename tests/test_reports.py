@@ -33,7 +33,8 @@ def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Py
     present |= {f"{k}[]" for k, v in report.items() if isinstance(v, list)}
     present |= {f"problems[].{k}" for p in report["problems"] for k in p}
     present |= {f"problems[].{k}" for p in report["problems"] for t in p["tests"] for k in t}
-    conditional = {"problems[].sample"}  # per test, only when a problem has several samples
+    # per test, only when a problem has several samples; the reference audit, only in reference runs
+    conditional = {"problems[].sample", "summary.reference_audit"}
     missing = {f for f in documented if f.split(".")[0].rstrip("[]") in report and f not in present
                and not f.startswith(("settings", "source", "version")) and f not in conditional}
     assert not missing, f"documented but absent: {missing}"
@@ -59,7 +60,9 @@ def test_junit_has_a_case_per_test_with_the_kind_and_no_properties_unless_asked(
     failure = first.find("failure")  # (-n 2 writes cases in the order they finish)
     assert failure is not None and "wrong answer" in failure.get("message")
     assert len(failure.get("message")) < 4096
-    assert root.find(".//properties") is None
+    assert root.find(".//testcase/properties") is None
+    suite = root.find("testsuite").find("properties")  # the judge is always recorded, as a testsuite property
+    assert [(p.get("name"), p.get("value")) for p in suite] == [("apps_judge", "seed")]
     run(broken_project, *base, "--junitxml", "props.xml", "--apps-junit-properties")
     props = ET.parse(broken_project.path / "props.xml").getroot().find(".//testcase/properties")
     assert {p.get("name"): p.get("value") for p in props}["apps_kind"] == "wrong_answer"

@@ -43,6 +43,9 @@ FAILURE_KINDS = (
 )
 ALL_KINDS = (PASS, *FAILURE_KINDS)
 
+# The step of a test that a problem's checker decided (passed or not); other steps name a cascade's step.
+CHECKER_STEP = "checker"
+
 
 @dataclass(frozen=True)
 class Outcome:

@@ -30,6 +30,9 @@ class CaseRecord:
     cpu_time: float = 0.0  # seconds on a CPU, all threads and processes of the program
     wall_time: float = 0.0  # seconds of wall-clock time (waiting for a CPU included)
     borderline: bool = False  # its own time is within the borderline band of the limit: a fragile verdict
+    # reference runs only: "digest" of the output (when it ended normally) and, for a failing test, "other": its
+    # verdict kind under the other judge profile (see engine.run.reference_audit and report.audit)
+    audit: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

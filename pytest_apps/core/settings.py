@@ -113,7 +113,14 @@ OPTIONS: tuple[Option, ...] = (
            selects=False),
     Option("report", f"Where to write the JSON report (default {DEFAULT_REPORT}).",
            default=DEFAULT_REPORT, metavar="PATH", selects=False),
+    Option("judge", "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
+           "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
+           "tables.", default="seed", metavar="seed|apps", selects=False),
+    Option("checkers", "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
+           "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
+           "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False),
 )
+JUDGES = ("seed", "apps")  # --apps-judge (see judge/profiles.py)
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,8 @@ class Settings:
     html: str | None = None
     predictions: str | None = None
     report: str = DEFAULT_REPORT
+    judge: str = "seed"
+    checkers: str | None = None
     rootdir: str = "."
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -294,6 +303,11 @@ def _check(s: Settings) -> None:
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+    if s.judge not in JUDGES:
+        raise OptionError(f"--apps-judge: unknown judge {s.judge!r}; use {' or '.join(JUDGES)}")
+    if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
+        raise OptionError(f"--apps-checkers: {s.path(s.checkers)} is not a folder; give a folder of "
+                          "<problem_id>.py checkers, or 'builtin'")
 
 
 def parse_only(values: Iterable[str]) -> list[str]:
@@ -307,7 +321,7 @@ def parse_only(values: Iterable[str]) -> list[str]:
 
 # What decides how a single case runs; a rerun command repeats these (the node id does the selecting).
 RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "select", "generations",
-                 "timeout", "timeout-scale", "memory")
+                 "timeout", "timeout-scale", "memory", "judge", "checkers")
 
 
 def rerun_args(settings: Settings) -> list[str]:

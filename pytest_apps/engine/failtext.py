@@ -69,7 +69,7 @@ def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | N
     parts.append("input:\n" + indent(cut(show(result.input))))
     parts.append("expected:\n" + indent(cut(show(result.expected))))
     if outcome is not None:
-        got = outcome.value_json if outcome.value_json is not None else outcome.stdout
+        got = _got(result)
         parts.append("got:\n" + indent(cut(got) if got else "(nothing)"))
         first = verdict.details.get("first_diff")
         if first and first != verdict.reason:
@@ -87,12 +87,22 @@ def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | N
     return "\n".join(parts)
 
 
+def _got(result: CaseResult) -> str:
+    """What the program printed or returned, as the judge showed it (the apps profile's tagged values decoded),
+    else as the executor saw it."""
+    shown = result.verdict.details.get("got")
+    if isinstance(shown, str):
+        return shown
+    outcome = result.outcome
+    if outcome is None:
+        return ""
+    return outcome.value_json if outcome.value_json is not None else outcome.stdout
+
+
 def failure_detail(result: CaseResult) -> dict[str, Any]:
     """The failing case as short plain data for reports: input, expected, got, first difference."""
     outcome = result.outcome
-    got = ""
-    if outcome is not None:
-        got = outcome.value_json if outcome.value_json is not None else outcome.stdout
+    got = _got(result) if outcome is not None else ""
     return {
         "input": cut(show(result.input)),
         "expected": cut(show(result.expected)),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.outcome import Outcome, Verdict
@@ -15,3 +15,4 @@ class CaseResult:
     input: Any
     expected: Any
     borderline: bool = False  # the program's own time is within the borderline band of the time limit
+    audit: dict[str, str] = field(default_factory=dict)  # reference runs: see engine.run.reference_audit

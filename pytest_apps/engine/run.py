@@ -5,37 +5,115 @@ Shared by the pytest items and any other front end, so a program scores the same
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..candidates.sources import Candidate
-from ..core.outcome import NO_CODE, PASS, Verdict
+from ..core.outcome import NO_CODE, PASS, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, call_args, stdin_text
 from ..executor import Executor, Program
-from ..judge.cascade import HarnessError, judge
+from ..judge import apps
+from ..judge.cascade import HarnessError
+from ..judge.checkers import Checkers
+from ..judge.profiles import APPS, SEED, Judging, decide, other_profile, output_digest
 from .failtext import failure_detail
 from .result import CaseResult
 
+SEED_JUDGING = Judging()
+
 
 def run_case(
-    executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int
+    executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
+    judging: Judging | None = None,
 ) -> CaseResult:
-    """Execute `candidate` on test `index` of `problem` and judge the result.
+    """Execute `candidate` on test `index` of `problem` and judge the result under `judging` (default: the seed
+    profile, no checkers).
 
     The child receives only the input; the expected output stays here. Raises the judge's
-    HarnessError when the executor itself failed.
+    HarnessError when the executor itself failed (or a checker did).
     """
+    judging = judging or SEED_JUDGING
     raw_input, expected = cases.inputs[index], cases.outputs[index]
     if candidate.code is None or not candidate.code.strip():
         verdict = Verdict(NO_CODE, reason="no program for this problem")
         return CaseResult(verdict, None, raw_input, expected)
     program = Program(candidate.code, candidate.file)
+    outcome, verdict = run_judged(executor, judging.profile, problem, program, raw_input, expected,
+                                  judging.checkers)
+    audit: dict[str, str] = {}
+    if judging.audit:
+        audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
+    limits = executor.limits
+    near = (outcome is not None and outcome.own_time > 0
+            and abs(outcome.own_time - limits.timeout) < limits.band * limits.timeout)
+    return CaseResult(verdict, outcome, raw_input, expected, borderline=near, audit=audit)
+
+
+def run_judged(
+    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    checkers: Checkers | None = None,
+) -> tuple[Outcome | None, Verdict]:
+    """Run `program` on one test in `profile`'s style and judge it there: (what ran, or None, and the verdict)."""
+    if profile == APPS:
+        return _run_apps(executor, problem, program, raw_input, expected, checkers)
     if problem.fmt == CALL:
         assert problem.fn_name is not None
-        outcome = executor.run_call(program, problem.fn_name, call_args(raw_input))
+        args = call_args(raw_input)
+        outcome = executor.run_call(program, problem.fn_name, args)
+        checker = checkers.bind(problem.id, args, expected) if checkers is not None else None
     else:
-        outcome = executor.run_stdin(program, stdin_text(raw_input))
-    limits = executor.limits
-    near = outcome.own_time > 0 and abs(outcome.own_time - limits.timeout) < limits.band * limits.timeout
-    return CaseResult(judge(problem.fmt, expected, outcome), outcome, raw_input, expected, borderline=near)
+        text = stdin_text(raw_input)
+        outcome = executor.run_stdin(program, text)
+        checker = checkers.bind(problem.id, text, _text_or_value(expected)) if checkers is not None else None
+    return outcome, decide(SEED, problem.fmt, expected, outcome, checker)
+
+
+def _run_apps(
+    executor: Executor, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    checkers: Checkers | None,
+) -> tuple[Outcome | None, Verdict]:
+    if problem.fmt == CALL:
+        assert problem.fn_name is not None
+        args = apps.call_args(raw_input)
+        if args is None:
+            return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
+                                                       "unpacked into arguments (the original's -1)")
+        outcome = executor.run_call(program, problem.fn_name, args, style=APPS)
+        checker = checkers.bind(problem.id, args, expected) if checkers is not None else None
+    else:
+        text = apps.input_text(raw_input)
+        if text is None:
+            return None, Verdict(RUNTIME_ERROR, reason=f"the test's input is not text ({type(raw_input).__name__});"
+                                                       " the original harness fails every program here")
+        outcome = executor.run_stdin(program, text, style=APPS)
+        checker = checkers.bind(problem.id, text, _text_or_value(expected)) if checkers is not None else None
+    return outcome, decide(APPS, problem.fmt, expected, outcome, checker)
+
+
+def _text_or_value(expected: Any) -> Any:
+    """A standard-input test's expected output as a checker gets it: text (a list of lines joined)."""
+    text = apps.expected_text(expected)
+    return expected if text is None else text
+
+
+def reference_audit(
+    executor: Executor, judging: Judging, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    outcome: Outcome | None, verdict: Verdict,
+) -> dict[str, str]:
+    """For a reference solution's test: "digest", its output's digest when it ended normally; and for a test that
+    failed, "other", its verdict kind under the other judge profile (run again in that profile's style)."""
+    audit: dict[str, str] = {}
+    digest = output_digest(judging.profile, problem.fmt, outcome)
+    if digest:
+        audit["digest"] = digest
+    if verdict.kind != PASS:
+        try:
+            _, other = run_judged(executor, other_profile(judging.profile), problem, program, raw_input, expected,
+                                  judging.checkers)
+            audit["other"] = other.kind
+        except HarnessError:
+            audit["other"] = "harness_error"
+    return audit
 
 
 def case_record(
@@ -67,4 +145,5 @@ def case_record(
         cpu_time=outcome.cpu_time if outcome else 0.0,
         wall_time=outcome.wall_time if outcome else 0.0,
         borderline=result.borderline,
+        audit=dict(result.audit),
     )

@@ -31,10 +31,13 @@ from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
 from . import protocol as _proto
 from .slots import Slot
 
-__all__ = ["Executor", "Limits", "Program", "Slot", "default_memory"]
+__all__ = ["APPS_STYLE_PRELOAD", "Executor", "Limits", "Program", "Slot", "default_memory"]
 
 GiB = 1024**3
 SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")
+# what runs the original APPS harness's way needs loaded (appsstyle.py): its prefix imports numpy (a quarter of a
+# second to import), its input goes through unittest.mock
+APPS_STYLE_PRELOAD = ("numpy", "unittest.mock")
 # how long the parent waits for the server beyond the test's own limit before declaring it hung
 SERVER_MARGIN = 10.0
 
@@ -91,10 +94,12 @@ class Executor:
     `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.plugin.cpus).
     `slot`: the run's execution slot to hold while a test runs (see slots.py); None runs at once."""
 
-    def __init__(self, limits: Limits | None = None, cpu: int | None = None, slot: Slot | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, cpu: int | None = None, slot: Slot | None = None,
+                 preload: tuple[str, ...] = ()) -> None:
         self.limits = limits if limits is not None else Limits()
         self.cpu = cpu
         self.slot = slot
+        self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
         self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
         self._layers: list[str] = []
@@ -107,20 +112,28 @@ class Executor:
         _live.add(self)
 
     # -- public -----------------------------------------------------------------------------------
-    def run_stdin(self, program: Program, stdin: str | bytes) -> Outcome:
-        """Run `program` as `python prog.py < stdin`."""
+    def run_stdin(self, program: Program, stdin: str | bytes, style: str = "seed") -> Outcome:
+        """Run `program` as `python prog.py < stdin`; with `style` "apps", the original APPS harness's way
+        (`appsstyle.py`: the program wrapped in a function, the input fed through mocks, `sys.stdout`
+        captured; the real stdin is empty)."""
         data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else bytes(stdin)
+        if style == "apps":
+            return self._run({"mode": "stdin", "style": style, "filename": program.filename}, program.source, b"",
+                             data)
         return self._run({"mode": "stdin", "filename": program.filename}, program.source, data, b"")
 
-    def run_call(self, program: Program, fn_name: str, args: list) -> Outcome:
+    def run_call(self, program: Program, fn_name: str, args: list, style: str = "seed") -> Outcome:
         """Exec `program` as a module (empty stdin), then call `fn_name(*args)` (top level, or
-        `Solution().fn_name`); the return value comes back JSON-serialised in `Outcome.value_json`."""
+        `Solution().fn_name`); the return value comes back JSON-serialised in `Outcome.value_json`. With `style`
+        "apps", the original APPS harness's way (`appsstyle.py`; the value as its tagged JSON)."""
         try:
             blob = pickle.dumps(list(args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:  # noqa: BLE001
             return Outcome(status=RUN_HARNESS_ERROR, error=f"arguments cannot be sent to the child: {e}")
-        return self._run({"mode": "call", "filename": program.filename, "fn_name": fn_name}, program.source, b"",
-                         blob)
+        req = {"mode": "call", "filename": program.filename, "fn_name": fn_name}
+        if style == "apps":
+            req["style"] = style
+        return self._run(req, program.source, b"", blob)
 
     def machine_speed(self) -> float | None:
         """The CPU time of a fixed pure-Python workload in the server (machine.py): how fast this machine is."""
@@ -180,7 +193,8 @@ class Executor:
         self._proc = proc
         try:
             _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
-                                                    "limits": asdict(self.limits), "cpu": self.cpu})
+                                                    "limits": asdict(self.limits), "cpu": self.cpu,
+                                                    "preload": list(self.preload)})
             hello = self._recv(proc, 30.0)
         except Exception:
             self._stop_server()

@@ -1,7 +1,8 @@
 """The child: one per test, forked by the zygote ahead of time (a "spare"), fenced before its test arrives.
 
 `spare_main` sets up everything that does not depend on the test and waits on its `go` pipe; `child_main`
-runs the candidate as `python prog.py` would (or calls its function) and reports through fd 3 (JSON lines):
+runs the candidate as `python prog.py` would (or calls its function), or the original APPS harness's way
+(`appsstyle.py`, for the apps judge), and reports through fd 3 (JSON lines):
 "ready" right before the candidate's code runs, then "exception" or "value", then "done". Everything there
 is the candidate's own claim about itself and can only change its own outcome; verdicts are decided in the
 pytest process.
@@ -274,7 +275,10 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         sys.argv = [filename]
         main.__file__ = filename
         call = req["mode"] == "call"
-        if call:
+        apps = req.get("style") == "apps"
+        if apps:
+            payload, out_fd = _apps_setup(req, args_blob)
+        elif call:
             args = pickle.loads(args_blob)
             _reliability_guard()
     except BaseException as e:  # noqa: BLE001 - report anything, never run the program half-fenced
@@ -285,6 +289,8 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         write_all(3, READY_LINE)
     except Exception:  # noqa: BLE001, S110 - as _report: a closed report pipe only costs the child its verdict
         pass
+    if apps:
+        _apps_main(req, code, payload, out_fd)
     status = 0
     try:
         exec(code, main.__dict__)
@@ -322,4 +328,67 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         except BaseException:
             pass
         status = 1
+    _finish(status)
+
+
+def _apps_setup(req: dict, args_blob: bytes) -> tuple:
+    """Before a program runs the original APPS harness's way (appsstyle.py): what that harness's process had.
+    Its modules numpy and unittest.mock are loaded (preloaded by the zygote when asked, see zygote.py); the
+    reliability guard applies in both modes; the real stdout (fd 1, the `stdout` name the harness injects) goes
+    to stderr, because only what the program writes to `sys.stdout` is its output there. Returns the test's
+    payload (the input text, or the call's arguments) and the descriptor the captured output is written to."""
+    import io  # noqa: F401 - loaded before the guard, as in the original's process
+    import linecache
+    import unittest.mock  # noqa: F401
+
+    from . import appsstyle
+
+    try:
+        import numpy  # noqa: F401
+    except ImportError:  # the prefix's `import numpy as np` then fails the load, as it would in the original
+        pass
+    filename, source, mode = req["filename"], req["source"], req["mode"]
+    full = appsstyle.full_source(source, mode)  # what was compiled: tracebacks show its lines
+    linecache.cache[filename] = (len(full), None, full.splitlines(True), filename)
+    payload = pickle.loads(args_blob) if mode == "call" else args_blob.decode("utf-8", "surrogateescape")
+    out_fd = os.dup(1)
+    os.dup2(2, 1)
+    _reliability_guard()
+    return payload, out_fd
+
+
+def _apps_main(req: dict, code, payload, out_fd: int) -> None:
+    """Run the test the original APPS harness's way and report: "value" (call-based: the tagged return value;
+    standard input: {"done": true} once the captured output is written to `out_fd`), "load_error" (its -2), or
+    "exception" (its -1, or a BaseException that would have ended its whole candidate). Never returns."""
+    from . import appsstyle
+
+    status = 0
+    try:
+        if req["mode"] == "call":
+            _report({"kind": "value", "json": appsstyle.run_call(code, req["source"], req["fn_name"], payload)})
+        else:
+            captured = appsstyle.run_stdin(code, req["source"], payload)
+            write_all(out_fd, captured.encode("utf-8", "surrogatepass"))
+            _report({"kind": "value", "json": '{"done": true}'})
+    except appsstyle.LoadError as e:
+        _report({"kind": "load_error", "line": str(e)})
+        status = 1
+    except appsstyle.Escaped as e:
+        _report({"kind": "exception", "memory": False,
+                 "line": f"{e} (escaped the original harness, which then scores every test of the program -1)"})
+        status = 1
+    except BaseException as e:  # noqa: BLE001 - the program's exception: the original's -1
+        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        try:
+            import traceback
+
+            traceback.print_exception(e)
+        except BaseException:  # noqa: BLE001, S110
+            pass
+        status = 1
+    try:
+        os.close(out_fd)
+    except OSError:
+        pass
     _finish(status)

@@ -73,6 +73,7 @@ class Server:
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
         self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
         self.trash: list[tuple] = []  # their work directories, (path, its Landlock ruleset fd or None)
+        self.preload: tuple[str, ...] = ()  # modules the zygote loads besides its own list
 
     def setup_layers(self, processes: int) -> None:
         # in the pids cgroup beside a test's own processes: the zygote, the spares waiting for the next
@@ -87,7 +88,7 @@ class Server:
         if pid == 0:
             try:
                 ours.close()
-                zygote_main(theirs, self.pid, self.layers.cgroup_fd, self.layers.drop_caps, self.maxfd)
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, self.layers.drop_caps, self.maxfd, self.preload)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -211,7 +212,7 @@ class Server:
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
         source = blobs[0].decode("utf-8", "surrogateescape")
         stdin_data, args_blob = blobs[1], blobs[2]
-        code, err, _wrapped = self.compiler.get(source, req["filename"])
+        code, err = self.compiler.get(source, req["filename"], req.get("style", "seed"), req["mode"])
         if code is None:
             return {"status": RUN_COMPILE_ERROR, "error": err}, b""
         self.runs += 1
@@ -226,7 +227,7 @@ class Server:
             while at < len(view):
                 at += os.pwrite(sp["stdin"], view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
-                  "limits": req["limits"], "source": source}
+                  "limits": req["limits"], "source": source, "style": req.get("style", "seed")}
             return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
         finally:
             for k in ("stdin", "out_r", "err_r", "rep_r", "go_w"):
@@ -417,6 +418,7 @@ class Server:
         ready = False
         exc = None
         harness = None
+        load_error = None  # the program did not load (the apps style's load failure, its -2)
         for line in bytes(rep).split(b"\n"):
             if not line:
                 continue
@@ -435,6 +437,8 @@ class Server:
                 res["value_json"] = msg["json"]
             elif kind == "exception" and ready:
                 exc = msg
+            elif kind == "load_error" and ready:
+                load_error = str(msg.get("line", ""))
         tail = bytes(err[-STDERR_TAIL:]).decode("utf-8", "replace")
         res["stderr_tail"] = tail
         sig = res["signal"]
@@ -450,6 +454,8 @@ class Server:
         elif not ready:
             res.update(status=RUN_HARNESS_ERROR, error=harness or f"child died before the program ran "
                                                                   f"(status {status})")
+        elif load_error is not None and exc is None:
+            res.update(status=RUN_COMPILE_ERROR, error=load_error)
         elif exc is not None and exc.get("memory"):
             res.update(status=RUN_MEMORY, error=str(exc.get("line", "MemoryError")))
         elif sig is not None:
@@ -545,6 +551,7 @@ def main() -> None:
     hello, _ = recv_frame(rfd)
     pinned = _pin(hello.get("cpu"))  # before the zygote starts: it and every child inherit the affinity
     server = Server(rfd, wfd, hello.get("limits"))
+    server.preload = tuple(str(m) for m in hello.get("preload") or ())
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile

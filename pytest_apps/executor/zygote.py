@@ -36,8 +36,9 @@ CONTROL_FD = 9  # where the control socket lives; fds 3 and 4 stay taken so that
 MAX_FDS = 8
 
 
-def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, drop_caps: bool, maxfd: int) -> None:
-    """Never returns."""
+def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, drop_caps: bool, maxfd: int,
+                preload: tuple[str, ...] = ()) -> None:
+    """`preload`: modules to load besides PRELOAD (their import errors are ignored). Never returns."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != server_pid:
@@ -52,10 +53,21 @@ def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, dro
                 os.dup2(devnull, fd, inheritable=False)
         os.closerange(5, CONTROL_FD)
         os.closerange(CONTROL_FD + 1, maxfd)
-        for name in PRELOAD:
+        if preload:
+            # numpy's BLAS would start threads at import: the zygote must stay single-threaded to fork safely
+            for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                os.environ[var] = "1"
+        for name in (*PRELOAD, *preload):
             try:
                 importlib.import_module(name)
             except ImportError:
+                pass
+        if "unittest.mock" in preload:
+            from . import appsstyle
+
+            try:
+                appsstyle.warm_up()
+            except Exception:  # noqa: BLE001, S110 - only a head start; the children do it themselves otherwise
                 pass
         for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGUSR1, signal.SIGUSR2):
             signal.signal(sig, signal.SIG_DFL)

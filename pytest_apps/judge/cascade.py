@@ -36,12 +36,13 @@ import json
 import math
 import re
 import signal as _signal
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..core import jsontext
 from ..core.outcome import (
+    CHECKER_STEP,
     COMPILE_ERROR,
     MEMORY_LIMIT,
     OUTPUT_LIMIT,
@@ -62,8 +63,13 @@ from ..core.outcome import (
 
 __all__ = [
     "ATOL",
+    "CHECKER_STEP",
+    "Checker",
+    "checked",
+    "ended_verdict",
     "RTOL",
     "HarnessError",
+    "NUMBER",
     "compare_call",
     "compare_stdin",
     "cut",
@@ -82,10 +88,16 @@ CUT_CHARS = 300
 CUT_LINES = 8
 _LINE_SHOWN = 80
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# a decimal number token, as the numeric steps accept it
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NUMBER = NUMBER
 
 # Steps may see arbitrary data; these are the ways odd data can make them fail.
 _ODD_DATA = (RecursionError, TypeError, ValueError, OverflowError, MemoryError)
+
+
+# A problem's checker, bound to one test's input and expected output: the program's output -> (accepted, message).
+Checker = Callable[[Any], "tuple[bool, str]"]
 
 
 class HarnessError(Exception):
@@ -409,17 +421,31 @@ def _run_details(outcome: Outcome) -> dict[str, Any]:
 # the verdict
 
 
-def judge(fmt: str, expected: Any, outcome: Outcome) -> Verdict:
-    """Decide one test: `fmt` is "stdin" or "call", `expected` the APPS output, `outcome` the run.
+def judge(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None = None) -> Verdict:
+    """Decide one test: `fmt` is "stdin" or "call", `expected` the APPS output, `outcome` the run. `checker`, when
+    given, decides a run that ended normally in place of the cascade (see `judge.checkers`): it gets the program's
+    output (the text, or the decoded return value) and answers (accepted, message).
 
     Raises `HarnessError` when the outcome says the harness failed (or makes no sense), and ValueError
     for an unknown `fmt`.
     """
     if fmt not in ("stdin", "call"):
         raise ValueError(f"unknown problem format {fmt!r} (expected 'stdin' or 'call')")
-    status = outcome.status
     details = _run_details(outcome)
+    ended = ended_verdict(outcome, details)
+    if ended is not None:
+        return ended
+    if fmt == "stdin":
+        return _judge_stdin(expected, outcome, details, checker)
+    return _judge_call(expected, outcome, details, checker)
 
+
+def ended_verdict(outcome: Outcome, details: dict[str, Any] | None = None) -> Verdict | None:
+    """The verdict of a run that did not end by itself (not compiled, stopped by a limit, killed by a signal),
+    the same in every judge profile; None when the program exited and its output is to be judged. Raises
+    `HarnessError` when the outcome says the harness failed (or makes no sense)."""
+    status = outcome.status
+    details = _run_details(outcome) if details is None else details
     if status == RUN_HARNESS_ERROR:
         raise HarnessError(outcome.error or "the executor failed")
     if status == RUN_COMPILE_ERROR:
@@ -442,13 +468,20 @@ def judge(fmt: str, expected: Any, outcome: Outcome) -> Verdict:
         return Verdict(RUNTIME_ERROR, reason=f"killed by {_signal_name(outcome.signal)}", details=details)
     if status != RUN_EXITED:
         raise HarnessError(f"unknown run status {status!r}")
-
-    if fmt == "stdin":
-        return _judge_stdin(expected, outcome, details)
-    return _judge_call(expected, outcome, details)
+    return None
 
 
-def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Verdict:
+def checked(checker: Checker, got: Any, details: dict[str, Any]) -> Verdict:
+    """The checker's decision on a program's output, as a verdict (step "checker", pass or wrong answer)."""
+    accepted, message = checker(got)
+    if accepted:
+        return Verdict(PASS, step=CHECKER_STEP)
+    details["first_diff"] = message or "rejected by the checker"
+    return Verdict(WRONG_ANSWER, step=CHECKER_STEP, reason="checker: " + (message or "wrong answer"),
+                   details=details)
+
+
+def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any], checker: Checker | None) -> Verdict:
     if outcome.exit_code is None:
         raise HarnessError("the program exited but its exit status is unknown")
     if outcome.exit_code != 0:
@@ -458,6 +491,9 @@ def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Ve
             reason=_last_line(outcome.error) or f"exit status {outcome.exit_code}",
             details=details,
         )
+    if checker is not None:
+        details.update(got=cut(outcome.stdout))
+        return checked(checker, outcome.stdout, details)
     step = compare_stdin(expected, outcome.stdout)
     if step is not None:
         return Verdict(PASS, step=step)
@@ -472,7 +508,7 @@ def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Ve
     return Verdict(WRONG_ANSWER, reason=diff, details=details)
 
 
-def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Verdict:
+def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any], checker: Checker | None) -> Verdict:
     if outcome.value_json is None:
         if outcome.error:
             return Verdict(RUNTIME_ERROR, reason=_last_line(outcome.error), details=details)
@@ -490,6 +526,9 @@ def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any]) -> Ver
         details["got"] = cut(outcome.value_json)
         return Verdict(WRONG_ANSWER, reason=f"return value is not valid JSON ({type(exc).__name__})",
                        details=details)
+    if checker is not None:
+        details.update(got=cut(outcome.value_json))
+        return checked(checker, got, details)
     step = compare_call(expected, got)
     if step is not None:
         return Verdict(PASS, step=step)

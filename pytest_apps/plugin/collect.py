@@ -107,7 +107,7 @@ class CaseItem(pytest.Item):
             raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
         cases = state.store.get(self.problem)
         try:
-            self.result = run_case(state.executor, self.problem, self.candidate, cases, self.index)
+            self.result = run_case(state.executor, self.problem, self.candidate, cases, self.index, state.judging)
         except HarnessError as exc:
             self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
             raise

@@ -34,7 +34,7 @@ from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
 from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
-from .writers import build_summary, junit_properties, terminal_lines, write_reports
+from .writers import build_summary, junit_properties, suite_properties, terminal_lines, write_reports
 
 PLAN_KEY = "apps_plan"
 SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
@@ -163,6 +163,15 @@ class AppsPlugin:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
         node.workerinput[SLOTS_KEY] = self.run_name
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        if self.is_worker:
+            return
+        # --junitxml's testsuite properties, as the record_testsuite_property fixture adds them
+        for plugin in self.config.pluginmanager.get_plugins():
+            if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):
+                for name, value in suite_properties(self.state):
+                    plugin.add_global_property(name, value)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from .writers import header_lines

@@ -8,8 +8,11 @@ from typing import Any
 
 import pytest
 
+from ..candidates.sources import REFERENCE
 from ..core.settings import Settings
-from ..executor import Executor, Limits, Slot
+from ..executor import APPS_STYLE_PRELOAD, Executor, Limits, Slot
+from ..judge.checkers import Checkers
+from ..judge.profiles import APPS, Judging
 from .plan import CaseStore, Plan
 
 STATE_KEY = pytest.StashKey["RunState"]()
@@ -60,7 +63,9 @@ class RunState:
     def executor(self) -> Executor:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
-            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot)
+            judging = self.judging
+            preload = APPS_STYLE_PRELOAD if judging.profile == APPS or judging.audit else ()
+            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot, preload=preload)
         return self._executor
 
     def machine_speed(self) -> float | None:
@@ -68,6 +73,14 @@ class RunState:
         if self._speed is None and not self._closed:
             self._speed = self.executor.machine_speed()
         return self._speed
+
+    @functools.cached_property
+    def judging(self) -> Judging:
+        """The run's judge profile and checkers (each process loads the checker files itself); a reference run
+        also audits the references (see engine.run.reference_audit)."""
+        s = self.settings
+        return Judging(profile=s.judge, checkers=Checkers.from_setting(s.checkers, s.rootdir),
+                       audit=s.candidates == REFERENCE and not s.agent)
 
     def isolation(self) -> list[str]:
         """The executor's active isolation layers (asked once; the same for every worker on a machine)."""

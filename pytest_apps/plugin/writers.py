@@ -11,23 +11,25 @@ from typing import Any
 
 from ..core.record import CaseRecord
 from ..executor.machine import timing_figures
+from ..judge.profiles import DESCRIPTIONS, other_profile
+from ..report.audit import reference_audit
 from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
-from ..report.terminal import summary_lines
+from ..report.terminal import judging_lines, summary_lines
 from .state import RunState
 
 
 def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: float) -> Summary:
     plan = state.plan
     candidates = {p.id: plan.candidates.get(p.id) or None for p in plan.problems}  # several: samples
+    extra: dict[str, Any] = {"wall_time": round(wall_time, 3), "missing_ids": plan.missing}
+    if state.judging.audit:
+        checkers = state.judging.checkers
+        extra["reference_audit"] = reference_audit(records, [p.id for p in plan.problems], state.judging.profile,
+                                                   other_profile(state.judging.profile),
+                                                   checked=checkers.problem_ids if checkers is not None else ())
     # summarize keeps a failing candidate's program (and model text) beside its result
-    return summarize(
-        plan.problems,
-        candidates,
-        plan.skipped,
-        records,
-        extra={"wall_time": round(wall_time, 3), "missing_ids": plan.missing},
-    )
+    return summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
 
 
 def selection_text(settings: dict[str, Any]) -> str:
@@ -73,6 +75,7 @@ def header_lines(state: RunState) -> list[str]:
         f"with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
+        f"apps: judge {s.judge}: {DESCRIPTIONS[s.judge]}" + _checkers_text(state),
     ]
     return lines
 
@@ -100,9 +103,27 @@ def machine_figures(state: RunState) -> dict[str, Any]:
                           state.machine_speed())
 
 
+def _checkers_text(state: RunState) -> str:
+    checkers = state.judging.checkers
+    if checkers is None:
+        return ""
+    ids = checkers.problem_ids
+    shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+    return f"; checkers {state.settings.checkers} ({len(ids)}: {shown or 'none'})"
+
+
+def suite_properties(state: RunState) -> list[tuple[str, str]]:
+    """Testsuite properties of --junitxml: how the run was judged."""
+    props = [("apps_judge", state.settings.judge)]
+    if state.settings.checkers:
+        props.append(("apps_checkers", state.settings.checkers))
+    return props
+
+
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
-    return summary_lines(summary, reference=reference, report_path=state.settings.report_path)
+    lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
+    return lines + judging_lines(summary, state.settings.judge)
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:

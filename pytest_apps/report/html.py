@@ -184,6 +184,8 @@ def _header(document: Mapping[str, Any]) -> str:
         ("candidates", settings.get("candidates")),
         ("time limit", None if settings.get("timeout") is None else f"{settings['timeout']:g} s"),
         ("memory", None if memory is None else ("none" if memory == 0 else f"{memory / 2**30:g} GiB")),
+        ("judge", settings.get("judge")),
+        ("checkers", settings.get("checkers")),
     ]
     items = "".join(
         f'<span class="fact"><span class="fk">{esc(k)}</span> <span class="fv">{esc(v)}</span></span>'
@@ -468,7 +470,37 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
             f"<details><summary>Asked-for ids not in the dataset ({len(missing)})</summary>"
             f"<p class=\"ids\">{esc(', '.join(map(str, missing)))}</p></details>"
         )
+    blocks.extend(_judging(f))
     return f'<section class="extras">{"".join(blocks)}</section>' if blocks else ""
+
+
+def _judging(f: Mapping[str, Any]) -> list[str]:
+    """Passes by the step that accepted them, tests decided by checkers, and a reference run's audit."""
+    blocks = []
+    steps = f.get("pass_steps") or {}
+    if steps:
+        items = "".join(f"<li><b>{esc(step or 'unnamed')}</b> {esc(n)}</li>" for step, n in steps.items())
+        blocks.append(f"<details><summary>Passes by step ({sum(steps.values())})</summary><ul>{items}</ul></details>")
+    checked = f.get("checker_tests") or {}
+    if checked.get("tests"):
+        blocks.append(
+            f"<details><summary>Decided by checkers ({esc(checked['tests'])} tests, {esc(checked['passed'])} passed)"
+            f"</summary><p class=\"ids\">{esc(', '.join(map(str, checked.get('problems') or [])))}</p></details>"
+        )
+    audit = f.get("reference_audit") or {}
+    split = audit.get("disagree") or []
+    if split:
+        items = "".join(f"<li><b>{esc(d.get('problem'))}</b>: tests {esc(', '.join(map(str, d.get('tests') or [])))}"
+                        "</li>" for d in split[:500])
+        blocks.append(f"<details><summary>References disagree ({len(split)} problems)</summary><ul>{items}</ul>"
+                      "</details>")
+    other = audit.get("other_judge")
+    only = audit.get(f"pass_only_under_{other}") or []
+    if only:
+        items = "".join(f"<li><b>{esc(o.get('problem'))}</b> sample {esc(o.get('sample'))}</li>" for o in only[:500])
+        blocks.append(f"<details><summary>References that pass only under the {esc(other)} judge ({len(only)})"
+                      f"</summary><ul>{items}</ul></details>")
+    return blocks
 
 
 # ---------------------------------------------------------------------------------------------------------

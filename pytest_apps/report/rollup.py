@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..core.outcome import ALL_KINDS, FAILURE_KINDS, NO_CODE, PASS
+from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import TIERS
 from ..dataset.problems import Problem, SkippedRow
@@ -266,7 +266,23 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
         "intervals": intervals(results, list(per_tier)),
+        **step_figures(results),
     }
+
+
+def step_figures(results: list[ProblemResult]) -> dict[str, Any]:
+    """Passes by the step that accepted them (so a reader sees how much of a score rests on lenient steps), and
+    the tests that checkers decided."""
+    steps: Counter[str] = Counter()
+    checked = {"tests": 0, "passed": 0, "problems": []}
+    for r in results:
+        decided = [t for t in r.tests if t.get("step") == CHECKER_STEP]
+        if decided:
+            checked["tests"] += len(decided)
+            checked["passed"] += sum(t["kind"] == PASS for t in decided)
+            checked["problems"].append(r.id)
+        steps.update(t.get("step") or "" for t in r.tests if t["kind"] == PASS)
+    return {"pass_steps": dict(steps.most_common()), "checker_tests": checked}
 
 
 def _counts(r: ProblemResult) -> tuple[int, int]:

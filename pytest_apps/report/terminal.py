@@ -76,3 +76,34 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         lines.extend(f"  {nodeid}" for nodeid in failing)
     lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
     return lines
+
+
+def judging_lines(summary: Summary, judge: str) -> list[str]:
+    """How the run was judged: passes by the step that accepted them (how much of the score rests on lenient
+    steps), tests decided by checkers, and a reference run's audit."""
+    f = summary.figures
+    lines = []
+    steps = f.get("pass_steps") or {}
+    if steps:
+        passes = sum(steps.values())
+        shown = ", ".join(f"{step or 'unnamed'} {n} ({100 * n / passes:.1f}%)" for step, n in steps.items())
+        lines.append(f"passes by step ({judge} judge): {shown}")
+    checked = f.get("checker_tests") or {}
+    if checked.get("tests"):
+        lines.append(f"decided by checkers: {checked['tests']} tests ({checked['passed']} passed) of problems "
+                     + ", ".join(checked["problems"][:20]) + (" and more" if len(checked["problems"]) > 20 else ""))
+    audit = f.get("reference_audit")
+    if audit:
+        split = audit["disagree"]
+        if split:
+            shown = ", ".join(f"{d['problem']} ({len(d['tests'])} tests" + ("; has a checker)" if d.get("checker")
+                                                                               else ")") for d in split[:20])
+            lines.append(f"references disagree (several right answers? candidates for a checker): {shown}"
+                         + (f" and {len(split) - 20} more" if len(split) > 20 else ""))
+        other = audit["other_judge"]
+        only = audit.get(f"pass_only_under_{other}") or []
+        if only:
+            shown = ", ".join(f"{o['problem']} (sample {o['sample']})" for o in only[:20])
+            lines.append(f"references failing under {audit['judge']} that pass under --apps-judge {other}: {shown}"
+                         + (f" and {len(only) - 20} more" if len(only) > 20 else ""))
+    return lines
