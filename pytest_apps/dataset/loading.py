@@ -7,10 +7,12 @@ Design notes
 ------------
 * Rows are streamed (see `rows.py`): ``stop`` is the caller's promise that it needs at most that many rows.
 * The hub repository ``codeparrot/apps`` still carries a loading script (``apps.py``) that ``datasets`` >= 4
-  refuses, so we never go through ``datasets.load_dataset``: we fetch the raw ``<split>.jsonl`` at the repo
-  root with ``huggingface_hub`` (its cache, file locks and offline mode) and stream it ourselves. A repo
-  without ``<split>.jsonl`` (or ``--apps-revision refs/convert/parquet``) falls back to the Parquet layouts
-  that :func:`find_split_files` understands.
+  refuses, so its raw ``<split>.jsonl`` at the repo root is fetched with ``huggingface_hub`` (its cache, file
+  locks and offline mode) and streamed here. A repo without ``<split>.jsonl`` (or ``--apps-revision
+  refs/convert/parquet``) is matched against the layouts :func:`find_split_files` understands, and its
+  Parquet files are read a row group at a time, over HTTP with range requests when only the first rows are
+  needed (see `hub.py`, also for why not through ``datasets``). ``owner/name/<folder>`` names a folder inside
+  a repository (one config of the Parquet conversion).
 * Before downloading, one quick metadata request (no retries) decides between "online" and "use the cache":
   ``hf_hub_download`` alone retries for ~25 s with back-off when the hub is unreachable and nothing is cached.
 * When the file is not cached yet and the caller passed ``stop``, the head of the file is streamed over HTTP
@@ -52,7 +54,8 @@ def open_rows(
     *,
     stop: int | None = None,
 ) -> tuple[Source, Iterator[dict]]:
-    """Open the rows of ``dataset`` (``sample``, a local file or folder, or a hub id) in dataset order.
+    """Open the rows of ``dataset`` (``sample``, a local file or folder, a hub id or a folder in a hub
+    repository) in dataset order.
 
     Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
     it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
@@ -81,10 +84,11 @@ def sample_path() -> Path:
 
 
 def _looks_like_path(text: str) -> bool:
-    """A string that cannot be a hub id (``owner/name``) is taken as a local path even if it does not exist."""
+    """A string that cannot be a hub id (``owner/name``, or ``owner/name/<folder>`` for a folder in the
+    repository) is taken as a local path even if it does not exist."""
     if text.startswith((".", "/", "~")) or text.lower().endswith(SUFFIXES):
         return True
-    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text)
+    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)*", text)
 
 
 # ----------------------------------------------------------------------------------------------------- local
