@@ -15,7 +15,8 @@ with ``HF_ENDPOINT`` pointing at it and an empty hub cache:
   it needs);
 * ``datasets.load_dataset(<repo>, revision="refs/convert/parquet", streaming=True)``: how many rows it yields.
 
-With ``--exits N`` each of the readers but "stop 50" runs N times and the exit statuses are counted (0 is a clean
+The `datasets` baseline needs `datasets` installed (``pip install 'pytest-apps[datasets]'``). With
+``--exits N`` each of the readers but "stop 50" runs N times and the exit statuses are counted (0 is a clean
 exit; -6 is an abort, "hang" a process still running after 30 s).
 """
 
