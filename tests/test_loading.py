@@ -21,6 +21,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import read_report, run
 from fakehub import FakeHub
 
 from pytest_apps.dataset import hub, loading
@@ -652,3 +653,31 @@ def test_hub_parquet_configs_without_a_default_name_the_choices(tmp_path):
         chosen, _ = run_isolated(home, "codeparrot/apps/interview", "test", "refs/pr/5", None, offline=False,
                                  endpoint=hub.endpoint)
         assert ids(chosen["rows"]) == [1]
+
+
+def test_the_plugin_runs_a_hub_parquet_revision_reading_only_its_rows(sample_project, monkeypatch, tmp_path):
+    """End to end: pytest with -n 2 on the sample laid out as the Parquet conversion on the (local) hub."""
+    rows = [json.loads(line) for line in loading.sample_path().read_text().splitlines()]
+    padding = [big_row(1000 + i) for i in range(60)]  # after the sample, so that the file is worth streaming
+    files = conversion_layout(rows + padding, per_file=len(rows) + len(padding), row_group_size=2)
+    whole = len(files["all/test/0000.parquet"])
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with FakeHub() as fake:
+        fake.add("codeparrot/apps", CONVERT_SHA, files, refs=(CONVERT_REF,))
+        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+        result = run(sample_project, "--apps-dataset", "codeparrot/apps", "--apps-revision", CONVERT_REF,
+                     "--apps-limit", "4", "-n", "2")
+        assert result.ret == 0, result.stdout.str()
+        report = read_report(sample_project)
+        assert [p["id"] for p in report["problems"]] == ["900001", "900002", "900003", "900004"]
+        assert report["summary"]["passed"] == 4 and report["source"]["resolved_revision"] == CONVERT_SHA
+        assert 0 < fake.bytes_sent(".parquet") < whole / 2
+
+        result = run(sample_project, "--apps-dataset", "codeparrot/apps/competition", "--apps-revision", CONVERT_REF,
+                     "--apps-limit", "2", "--apps-report", "reports/tier.json")
+        assert result.ret == 0, result.stdout.str()
+        tier = read_report(sample_project, "reports/tier.json")
+        assert [p["id"] for p in tier["problems"]] == ["900005", "900006"]
+        assert tier["source"]["dataset"] == "codeparrot/apps/competition"
