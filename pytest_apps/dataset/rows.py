@@ -1,5 +1,6 @@
-"""Raw APPS rows from local files: the row schema, what was loaded (`Source`), the one-line `DatasetError`,
-and readers for JSON Lines, JSON and Parquet files and the folder layouts the hub uses.
+"""Raw APPS rows: the row schema and its normalisation (`normalize`, which every reader ends in), what was
+loaded (`Source`), the one-line `DatasetError`, and readers for JSON Lines, JSON and Parquet files (local, or
+for Parquet also a file object the hub streams) and the folder layouts the hub uses.
 
 * Rows are streamed, never converted into an Arrow dataset: the full test split is over a gigabyte and a run
   with ``--apps-limit 50`` needs only the first rows. ``stop`` is the caller's promise that it needs at most
