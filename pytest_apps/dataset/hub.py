@@ -30,6 +30,9 @@ file locks, offline mode and ``HfFileSystem``.
   exit is not an option, so ``datasets`` reads only the objects a caller passes (`objects.py`).
 * Offline (``HF_HUB_OFFLINE=1``, or the hub unreachable): the same rules on the cached snapshot of the
   revision; a revision pinned to a commit whose files are cached opens without any request at all.
+  (``datasets.load_dataset("codeparrot/apps", revision=..., streaming=True)`` cannot: offline it raises
+  ``ConnectionError: Couldn't reach 'codeparrot/apps' on the Hub (OfflineModeIsEnabled)`` with every file in
+  the hub cache; only the files themselves, passed as ``data_files``, load.)
 """
 
 from __future__ import annotations
