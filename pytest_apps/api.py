@@ -108,7 +108,7 @@ _STORE = _CaseStore()
 
 
 def load_problems(
-    dataset: str = DEFAULT_DATASET,
+    dataset: str | os.PathLike[str] | Any = DEFAULT_DATASET,
     split: str = "test",
     revision: str | None = None,
     limit: int | None = None,
@@ -119,11 +119,14 @@ def load_problems(
 ) -> ProblemList:
     """Load and select APPS problems exactly as the plugin's `--apps-*` options of the same names do.
 
-    `dataset` is a hub id, ``"sample"`` (the bundled problems), a .jsonl/.json/.parquet file or a folder.
-    Selection order: tier filter (`difficulty`), `only` ids, `offset`, `limit`. `max_tests` keeps each
-    problem's first N tests (0 or less keeps all). Returns `Problem` objects (the plugin's type) whose
-    test data stays available to `Evaluator`. Raises `DatasetError` (one line) for data that cannot be
-    read and `ValueError` for a bad option.
+    `dataset` is a hub id (or ``owner/name/<folder>``), ``"sample"`` (the bundled problems), a
+    .jsonl/.json/.parquet file or a folder, or a `datasets` object in APPS format: a ``Dataset``, an
+    ``IterableDataset`` (read lazily: `limit` reads only the rows it needs), or a ``DatasetDict`` /
+    ``IterableDatasetDict`` (its `split` is used). Selection order: tier filter (`difficulty`), `only` ids,
+    `offset`, `limit`. `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
+    `Problem` objects (the plugin's type) whose test data stays available to `Evaluator`. Raises
+    `DatasetError` (one line) for data that cannot be read and `ValueError` for a bad option (including a
+    `dataset` of another type).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit: {limit} is negative; give 0 or more problems")
@@ -146,7 +149,7 @@ def load_problems(
         skipped=parsed.skipped,
         missing=parsed.missing,
         settings={
-            "dataset": dataset,
+            "dataset": dataset if isinstance(dataset, str) else loaded.source.dataset,
             "split": split,
             "revision": revision,
             "limit": limit,

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import read_report, run
+from fakehub import FakeHub
 
 from pytest_apps.dataset import hub, loading
 from pytest_apps.dataset.rows import DatasetError, Source, find_split_files, iter_jsonl
@@ -357,8 +360,11 @@ def build_hub_cache(home: Path, repo_id: str, sha: str, files: dict[str, bytes],
     return repo
 
 
-def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None = None, timeout: float = 60):
-    """open_rows(*args) in a fresh interpreter whose huggingface_hub sees only the cache in ``home``."""
+def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None = None, timeout: float = 60,
+                 digest: bool = False):
+    """open_rows(*args) in a fresh interpreter whose huggingface_hub sees only the cache in ``home``.
+
+    With ``digest``, the rows come back as their ids and a digest of their JSON (see ``rows_digest``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
     env.update(HF_HOME=str(home), HF_HUB_CACHE=str(home / "hub"), HF_HUB_DISABLE_TELEMETRY="1")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
@@ -368,19 +374,25 @@ def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None =
         env["HF_ENDPOINT"] = endpoint
     script = textwrap.dedent(
         """
-        import json, sys
+        import hashlib, json, sys
         from pytest_apps.dataset.loading import open_rows, DatasetError
         dataset, split, revision, stop = json.loads(sys.argv[1])
         try:
             source, rows = open_rows(dataset, split, revision, stop=stop)
-            print(json.dumps({"source": source.__dict__, "rows": list(rows)}))
+            rows = list(rows)
+            if sys.argv[2] == "digest":
+                text = json.dumps(rows, sort_keys=True).encode()
+                out = {"ids": [r.get("problem_id") for r in rows], "digest": hashlib.sha256(text).hexdigest()}
+            else:
+                out = {"rows": rows}
+            print(json.dumps({"source": source.__dict__, **out}))
         except DatasetError as exc:
             print("DatasetError: " + str(exc))
         """
     )
     started = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(list(args))],
+        [sys.executable, "-c", script, json.dumps(list(args)), "digest" if digest else "rows"],
         env=env,
         cwd=home,
         capture_output=True,
@@ -499,3 +511,173 @@ def test_hub_without_cache_fails_with_one_line_quickly(tmp_path, offline):
 def test_unknown_hub_id_offline_says_it_is_not_local_either(tmp_path):
     result, _ = run_isolated(tmp_path, "someone/nothing-here", "test", None, None)
     assert result.startswith("DatasetError: ") and "no local file or folder 'someone/nothing-here'" in result
+
+
+# ------------------------------------------------------------------------ hub Parquet, streamed over HTTP
+# A local server answers as the hub does (tests/fakehub.py): the Parquet files are really read with range
+# requests through huggingface_hub, and the server counts the bytes a run takes.
+
+CONVERT_REF = "refs/convert/parquet"
+TIER_NAMES = ("introductory", "interview", "competition")
+
+
+def parquet_bytes(rows, row_group_size: int | None = None) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink, row_group_size=row_group_size)
+    return sink.getvalue()
+
+
+def big_row(pid: int) -> dict:
+    """About 100 KB that does not compress, so the bytes on the wire count rows."""
+    rng = random.Random(pid)
+    tests = [rng.randbytes(5000).hex() for _ in range(10)]
+    io_ = json.dumps({"inputs": tests, "outputs": ["1\n"] * 10})
+    return make_row(pid, difficulty=TIER_NAMES[pid % 3], input_output=io_)
+
+
+def conversion_layout(rows, per_file: int, row_group_size: int | None = None) -> dict[str, bytes]:
+    """The Parquet conversion's layout: config ``all`` and one config per tier, each with the split's rows."""
+    files = {}
+    for k in range(0, len(rows), per_file):
+        files[f"all/test/{k // per_file:04d}.parquet"] = parquet_bytes(rows[k : k + per_file], row_group_size)
+    for tier in TIER_NAMES:
+        files[f"{tier}/test/0000.parquet"] = parquet_bytes([r for r in rows if r["difficulty"] == tier], row_group_size)
+    files["all/train/0000.parquet"] = parquet_bytes([make_row(9000)])
+    return files
+
+
+def local_digest(tmp_path: Path, rows) -> str:
+    """What run_isolated(digest=True) gives for ``rows`` read from a local JSON Lines file."""
+    path = write_jsonl(tmp_path / "same-rows.jsonl", rows)
+    text = json.dumps(list(open_rows(str(path))[1]), sort_keys=True).encode()
+    return hashlib.sha256(text).hexdigest()
+
+
+def test_hub_parquet_is_streamed_a_row_group_at_a_time_and_a_full_run_fills_the_cache(tmp_path):
+    rows = [big_row(i) for i in range(240)]
+    files = conversion_layout(rows, per_file=120, row_group_size=10)  # two files of ~12 MB
+    first, second = files["all/test/0000.parquet"], files["all/test/0001.parquet"]
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("codeparrot/apps", CONVERT_SHA, files, refs=(CONVERT_REF,))
+        limited, _ = run_isolated(home, "codeparrot/apps", "test", CONVERT_REF, 2, offline=False,
+                                  endpoint=hub.endpoint, digest=True)
+        assert isinstance(limited, dict), limited
+        assert limited["ids"] == [0, 1] and limited["source"]["resolved_revision"] == CONVERT_SHA
+        streamed = hub.bytes_sent(".parquet")
+        touched = {r.path.split(f"/resolve/{CONVERT_SHA}/")[-1] for r in hub.file_requests()}
+        assert touched == {"all/test/0000.parquet"}, touched  # never the second file, nor a tier folder
+        assert 0 < streamed < len(first) / 2, f"{streamed} bytes for 2 rows of a {len(first)}-byte file"
+        assert not list((home / "hub").rglob("*.parquet")), "a limited run keeps nothing in the hub cache"
+
+        hub.reset()
+        full, _ = run_isolated(home, "codeparrot/apps", "test", CONVERT_REF, None, offline=False,
+                               endpoint=hub.endpoint, digest=True)
+        assert full["ids"] == list(range(240))  # all/ only: each row once, not again from its tier folder
+        assert full["digest"] == local_digest(tmp_path, rows)  # the very rows a .jsonl file gives
+        assert hub.bytes_sent(".parquet") == len(first) + len(second)  # downloaded once, into the cache
+
+        hub.reset()
+        pinned, _ = run_isolated(home, "codeparrot/apps", "test", CONVERT_SHA, 3, offline=False,
+                                 endpoint=hub.endpoint, digest=True)
+        assert pinned["ids"] == [0, 1, 2] and hub.requests == []  # a cached commit: no request at all
+    offline, _ = run_isolated(home, "codeparrot/apps", "test", CONVERT_REF, None, digest=True)
+    assert offline["ids"] == list(range(240)) and offline["source"]["resolved_revision"] == CONVERT_SHA
+
+
+def test_hub_parquet_tier_folder_is_a_config_when_named(tmp_path):
+    rows = [make_row(i, difficulty=TIER_NAMES[i % 3]) for i in range(12)]
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("codeparrot/apps", CONVERT_SHA, conversion_layout(rows, per_file=5), refs=(CONVERT_REF,))
+        every, _ = run_isolated(home, "codeparrot/apps", "test", CONVERT_REF, None, offline=False, endpoint=hub.endpoint)
+        assert ids(every["rows"]) == list(range(12)) and every["rows"] == rows
+        tier, _ = run_isolated(home, "codeparrot/apps/interview", "test", CONVERT_REF, 2, offline=False,
+                               endpoint=hub.endpoint)
+        assert ids(tier["rows"]) == [1, 4]
+        assert tier["source"] == {"dataset": "codeparrot/apps/interview", "split": "test", "revision": CONVERT_REF,
+                                  "resolved_revision": CONVERT_SHA}
+        train, _ = run_isolated(home, "codeparrot/apps", "train", CONVERT_REF, None, offline=False, endpoint=hub.endpoint)
+        assert ids(train["rows"]) == [9000]
+        missing, _ = run_isolated(home, "codeparrot/apps/nope", "test", CONVERT_REF, None, offline=False,
+                                  endpoint=hub.endpoint)
+        assert missing.startswith("DatasetError: ") and "no test.jsonl or Parquet files" in missing, missing
+
+
+def test_hub_parquet_copy_with_extra_columns_and_data_shards(tmp_path):
+    """A Parquet copy as push_to_hub writes it (``data/<split>-NNNNN-of-NNNNN.parquet``, a README with configs),
+    with a column of its own: the APPS columns come out as from a .jsonl file."""
+    rows = [make_row(i) for i in range(6)]
+    extra = [{**r, "prompt_tokens": list(range(50))} for r in rows]
+    readme = b"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: data/test-*\n---\n"
+    files = {
+        "README.md": readme,
+        "data/test-00000-of-00002.parquet": parquet_bytes(extra[:4]),
+        "data/test-00001-of-00002.parquet": parquet_bytes(extra[4:]),
+    }
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("metr-evals/apps", SHA, files)
+        result, _ = run_isolated(home, "metr-evals/apps", "test", None, 5, offline=False, endpoint=hub.endpoint)
+    assert result["rows"] == rows[:5] and result["source"]["resolved_revision"] == SHA
+
+
+def test_hub_parquet_errors_are_one_line(tmp_path):
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("someone/not-apps", SHA, {"data/test-00000-of-00001.parquet": parquet_bytes([{"text": "hi"}])})
+        hub.add("someone/broken", SHA, {"data/test-00000-of-00001.parquet": b"PAR1 this is not Parquet " * 100})
+        for repo, expected in (("someone/not-apps", "no problem_id column"), ("someone/broken", "not a readable Parquet file")):
+            result, _ = run_isolated(home, repo, "test", None, 2, offline=False, endpoint=hub.endpoint)
+            assert isinstance(result, str) and result.startswith("DatasetError: "), result
+            assert expected in result and repo in result and "\n" not in result
+
+
+def test_hub_parquet_configs_without_a_default_name_the_choices(tmp_path):
+    """A pull request that adds one Parquet config per tier and no ``all``: which folder to read is the user's."""
+    files = {f"{tier}/test-00000-of-00001.parquet": parquet_bytes([make_row(i, difficulty=tier)])
+             for i, tier in enumerate(TIER_NAMES)}
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("codeparrot/apps", CONVERT_SHA, files, refs=("refs/pr/5",))
+        result, _ = run_isolated(home, "codeparrot/apps", "test", "refs/pr/5", None, offline=False, endpoint=hub.endpoint)
+        assert result == (
+            "DatasetError: codeparrot/apps@refs/pr/5: several folders of the repository hold split 'test' "
+            "(competition, interview, introductory); pass one of them, e.g. --apps-dataset codeparrot/apps/competition"
+        )
+        chosen, _ = run_isolated(home, "codeparrot/apps/interview", "test", "refs/pr/5", None, offline=False,
+                                 endpoint=hub.endpoint)
+        assert ids(chosen["rows"]) == [1]
+
+
+def test_the_plugin_runs_a_hub_parquet_revision_reading_only_its_rows(sample_project, monkeypatch, tmp_path):
+    """End to end: pytest with -n 2 on the sample laid out as the Parquet conversion on the (local) hub."""
+    rows = [json.loads(line) for line in loading.sample_path().read_text().splitlines()]
+    padding = [big_row(1000 + i) for i in range(60)]  # after the sample, so that the file is worth streaming
+    files = conversion_layout(rows + padding, per_file=len(rows) + len(padding), row_group_size=2)
+    whole = len(files["all/test/0000.parquet"])
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with FakeHub() as fake:
+        fake.add("codeparrot/apps", CONVERT_SHA, files, refs=(CONVERT_REF,))
+        monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
+        result = run(sample_project, "--apps-dataset", "codeparrot/apps", "--apps-revision", CONVERT_REF,
+                     "--apps-limit", "4", "-n", "2")
+        assert result.ret == 0, result.stdout.str()
+        report = read_report(sample_project)
+        assert [p["id"] for p in report["problems"]] == ["900001", "900002", "900003", "900004"]
+        assert report["summary"]["passed"] == 4 and report["source"]["resolved_revision"] == CONVERT_SHA
+        assert 0 < fake.bytes_sent(".parquet") < whole / 2
+
+        result = run(sample_project, "--apps-dataset", "codeparrot/apps/competition", "--apps-revision", CONVERT_REF,
+                     "--apps-limit", "2", "--apps-report", "reports/tier.json")
+        assert result.ret == 0, result.stdout.str()
+        tier = read_report(sample_project, "reports/tier.json")
+        assert [p["id"] for p in tier["problems"]] == ["900005", "900006"]
+        assert tier["source"]["dataset"] == "codeparrot/apps/competition"

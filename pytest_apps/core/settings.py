@@ -40,11 +40,13 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("dataset", "APPS rows: a hub id, 'sample' (bundled), a .jsonl/.json/.parquet file or a folder "
+    Option("dataset", "APPS rows: a hub id (owner/name, or owner/name/<folder> for one folder of the repository, "
+           "e.g. a config of refs/convert/parquet), 'sample' (bundled), a .jsonl/.json/.parquet file or a folder "
            f"holding <split>.jsonl/.parquet (default {DEFAULT_DATASET}).", default=DEFAULT_DATASET,
            metavar="NAME|PATH"),
     Option("split", "Dataset split (default test).", default="test"),
-    Option("revision", "Hub revision (branch, tag or commit) to load.", metavar="REV"),
+    Option("revision", "Hub revision (branch, tag, ref such as refs/convert/parquet, or commit) to load.",
+           metavar="REV"),
     Option("limit", "Evaluate at most N problems (after filters and offset).", kind="int", metavar="N"),
     Option("offset", "Skip the first K problems (after filters).", kind="int", default=0, metavar="K"),
     Option("only", "Only these problem ids (repeatable, or comma-separated).", kind="list", default=(),

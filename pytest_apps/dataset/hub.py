@@ -1,11 +1,38 @@
-"""Open APPS rows from the Hugging Face hub: the raw `<split>.jsonl` of a dataset repository, streamed.
+"""Open APPS rows from the Hugging Face hub: a repository's raw `<split>.jsonl`, or its Parquet files.
 
-``codeparrot/apps`` still carries a loading script that ``datasets`` >= 4 refuses, so the raw file is
-fetched with ``huggingface_hub`` (its cache, file locks and offline mode) and streamed here. One quick
-metadata request (no retries) decides between online and the cache (none when the revision is a commit
-whose file is cached); without the file cached and with a ``stop``, only the head of the file is streamed.
-Repositories without ``<split>.jsonl`` (or a Parquet conversion revision) fall back to the layouts
-:func:`rows.find_split_files` understands.
+``--apps-dataset`` names a repository (``owner/name``) or a folder inside one (``owner/name/<folder>``, e.g. the
+tier config ``codeparrot/apps/interview`` of the Parquet conversion); ``--apps-revision`` a branch, tag, ref
+(``refs/convert/parquet``, ``refs/pr/5``) or commit. Everything goes through ``huggingface_hub``: its cache,
+file locks, offline mode and ``HfFileSystem``.
+
+* ``<split>.jsonl`` at the repository root (or the folder): ``codeparrot/apps``'s default revision holds it
+  next to a loading script that ``datasets`` >= 4 refuses. One quick metadata request (no retries) decides
+  between online and the cache (none when the revision is a commit whose file is cached); without the file
+  cached and with a ``stop``, only the head of the file is streamed.
+* Otherwise the repository's file list at the resolved commit is matched against the layouts
+  :func:`rows.find_split_files` understands: ``data/<split>-*.parquet`` (``push_to_hub``, Parquet copies such
+  as ``metr-evals/apps``), the Parquet conversion's ``<config>/<split>/*.parquet`` with config ``default`` or
+  ``all``, never ``all/`` together with the tier folders (each row would be read twice: what
+  ``datasets.load_dataset("codeparrot/apps", revision="refs/convert/parquet")`` does), or the one config the
+  folder names. A run that needs only the first rows (``stop``) and finds the files uncached reads them over
+  HTTP with range requests, a footer and then one row group at a time; any other run downloads them into the
+  hub cache, so that later runs work offline. Parquet is read by pyarrow (`rows.py`), one row group at a
+  time on the calling thread.
+* Why not ``datasets.load_dataset("parquet", data_files=<hf:// files>, streaming=True)``, which streams the same
+  files: measured on the same files served the same way (``benchmarks/bench_hub_parquet.py``: 600 rows of
+  ~100 KB in two 30 MB files, row groups of 10 rows), with its default scan options it fetched 30 MB, half the
+  split, for the first 2 rows (pyarrow pre-buffers up to 32 MiB at once); with pre-buffering off it fetched
+  5.4 MB, but 9 of 20 such processes aborted (``terminate called without an active exception``) or hung at
+  exit, as reported upstream (apache/arrow#45214, huggingface/datasets#7467 and #7879: its Parquet reader's
+  ``ParquetFragment.to_batches`` over a Python file object, worked around in ``datasets`` only for pyarrow
+  <= 24; 26 is installed); with the default options 1 run in 40 aborted too. pyarrow's ``iter_batches`` over the same ``HfFileSystem`` file, on the calling thread,
+  fetched 2.1 MB and exited cleanly in 40 of 40 runs, as did 40 full reads. A pytest run that may hang at
+  exit is not an option, so ``datasets`` reads only the objects a caller passes (`objects.py`).
+* Offline (``HF_HUB_OFFLINE=1``, or the hub unreachable): the same rules on the cached snapshot of the
+  revision; a revision pinned to a commit whose files are cached opens without any request at all.
+  (``datasets.load_dataset("codeparrot/apps", revision=..., streaming=True)`` cannot: offline it raises
+  ``ConnectionError: Couldn't reach 'codeparrot/apps' on the Hub (OfflineModeIsEnabled)`` with every file in
+  the hub cache; only the files themselves, passed as ``data_files``, load.)
 """
 
 from __future__ import annotations
@@ -14,21 +41,27 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from .rows import (
     DEFAULT_DATASET,
+    AmbiguousConfigs,
     DatasetError,
     Source,
     find_split_files,
     iter_jsonl,
     limit_rows,
+    open_parquet,
+    parquet_file_rows,
     read_rows,
     short_error,
 )
 
 _HUB_TIMEOUT_DEFAULT = 5.0  # seconds for the metadata request that decides online vs cache
 _COMMIT = re.compile(r"[0-9a-f]{40}")  # a full commit sha (a branch or tag can move; a commit cannot)
+# Read-ahead of a streamed Parquet file: each fetch takes what pyarrow asks for (a row group's column chunk)
+# plus this much. fsspec's default, 5 MiB, fetched 6.2 MB for the first 1 MB row group of a 12 MB file.
+_STREAM_BLOCK = 1 << 20
 
 
 def _hub_offline() -> bool:
@@ -52,8 +85,18 @@ def _local_copy_hint(repo_id: str, split: str) -> str:
     )
 
 
-def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
-    from huggingface_hub import hf_hub_download, hf_hub_url
+def split_spec(spec: str) -> tuple[str, str]:
+    """``owner/name/sub/folder`` -> (``owner/name``, ``sub/folder``)."""
+    parts = [p for p in spec.strip().strip("/").split("/") if p]
+    return "/".join(parts[:2]), "/".join(parts[2:])
+
+
+def _in(folder: str, name: str) -> str:
+    return f"{folder}/{name}" if folder else name
+
+
+def open_hub(spec: str, split: str, revision: str | None, stop: int | None):
+    from huggingface_hub import hf_hub_download, hf_hub_url, try_to_load_from_cache
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
@@ -64,17 +107,20 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
     )
     from huggingface_hub.file_download import get_hf_file_metadata
 
-    filename = f"{split}.jsonl"
+    repo_id, folder = split_spec(spec)
+    filename = _in(folder, f"{split}.jsonl")
     rev = revision or "main"
-    where = f"{repo_id}@{rev}" if revision else repo_id
+    where = f"{spec}@{rev}" if revision else spec
     offline = _hub_offline()
     if revision and _COMMIT.fullmatch(revision):
-        from huggingface_hub import try_to_load_from_cache
-
-        # A commit never changes, so its file in the cache is the file: no request to the hub at all.
+        # A commit never changes, so its files in the cache are the files: no request to the hub at all.
         cached = try_to_load_from_cache(repo_id, filename, revision=revision, repo_type="dataset")
         if isinstance(cached, str):
-            return Source(repo_id, split, revision, revision), read_rows("jsonl", [Path(cached)], stop)
+            return Source(spec, split, revision, revision), read_rows("jsonl", [Path(cached)], stop)
+        try:
+            return _open_hub_other_layout(spec, split, revision, stop, offline=True)
+        except DatasetError:
+            pass  # not cached: ask the hub
     meta = None
     unreachable: str | None = None
     if not offline:
@@ -89,7 +135,7 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
             ) from None
         except RepositoryNotFoundError:
             raise DatasetError(
-                f"--apps-dataset {repo_id}: no such local file or folder, and no such dataset on the Hugging Face "
+                f"--apps-dataset {spec}: no such local file or folder, and no such dataset on the Hugging Face "
                 "hub (or it is private: log in); check the spelling"
             ) from None
         except RevisionNotFoundError:
@@ -97,20 +143,18 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
                 f"{repo_id} has no revision {rev!r} on the Hugging Face hub; check --apps-revision"
             ) from None
         except HFValidationError:
-            raise DatasetError(f"--apps-dataset {repo_id}: not an existing path nor a valid hub id") from None
+            raise DatasetError(f"--apps-dataset {spec}: not an existing path nor a valid hub id") from None
         except EntryNotFoundError:
-            return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
+            return _open_hub_other_layout(spec, split, revision, stop, offline=False)
         except Exception as exc:  # connection refused, DNS, timeout, proxy, 5xx: fall back to the cache
             unreachable = short_error(exc)
 
     if meta is not None and stop is not None and meta.commit_hash:
-        from huggingface_hub import try_to_load_from_cache
-
         cached = try_to_load_from_cache(repo_id, filename, revision=meta.commit_hash, repo_type="dataset")
         if not isinstance(cached, str):
             # Not cached and only the first rows are needed: stream the head instead of 1.3 GB.
-            rows = _stream_hub_jsonl(repo_id, split, meta.commit_hash, stop)
-            return Source(repo_id, split, revision, meta.commit_hash), rows
+            rows = _stream_hub_jsonl(repo_id, filename, split, meta.commit_hash, stop)
+            return Source(spec, split, revision, meta.commit_hash), rows
 
     try:
         path = hf_hub_download(
@@ -122,28 +166,27 @@ def open_hub(repo_id: str, split: str, revision: str | None, stop: int | None):
             etag_timeout=_hub_timeout(),
         )
     except HFValidationError:
-        raise DatasetError(f"--apps-dataset {repo_id}: not an existing path nor a valid hub id") from None
+        raise DatasetError(f"--apps-dataset {spec}: not an existing path nor a valid hub id") from None
     except LocalEntryNotFoundError:
         try:
-            return _open_hub_other_layout(repo_id, split, revision, stop, offline=True)
+            return _open_hub_other_layout(spec, split, revision, stop, offline=True)
         except DatasetError:
             pass
         why = "the hub is offline (HF_HUB_OFFLINE=1)" if offline else f"the hub is unreachable ({unreachable})"
-        not_local = "" if repo_id == DEFAULT_DATASET else f" (there is no local file or folder {repo_id!r} either)"
+        not_local = "" if repo_id == DEFAULT_DATASET else f" (there is no local file or folder {spec!r} either)"
         raise DatasetError(
             f"{where}: {filename} is not in the Hugging Face cache and {why}{not_local}; "
             f"{_local_copy_hint(repo_id, split)} (or run once online to fill the cache)"
         ) from None
     except EntryNotFoundError:
-        return _open_hub_other_layout(repo_id, split, revision, stop, offline=False)
+        return _open_hub_other_layout(spec, split, revision, stop, offline=False)
     except Exception as exc:
         raise DatasetError(
             f"{where}: downloading {filename} failed ({short_error(exc)}); retry, or {_local_copy_hint(repo_id, split)}"
         ) from None
     local = Path(path)
     commit = _snapshot_commit(local) or (meta.commit_hash if meta else None)
-    kind, files = "jsonl", [local]
-    return Source(repo_id, split, revision, commit), read_rows(kind, files, stop)
+    return Source(spec, split, revision, commit), read_rows("jsonl", [local], stop)
 
 
 def _snapshot_commit(path: Path) -> str | None:
@@ -155,10 +198,9 @@ def _snapshot_commit(path: Path) -> str | None:
     return None
 
 
-def _stream_hub_jsonl(repo_id: str, split: str, commit: str, stop: int) -> Iterator[dict]:
+def _stream_hub_jsonl(repo_id: str, filename: str, split: str, commit: str, stop: int) -> Iterator[dict]:
     from huggingface_hub import HfFileSystem
 
-    filename = f"{split}.jsonl"
     name = f"hf://datasets/{repo_id}@{commit}/{filename}"
 
     def gen() -> Iterator[dict]:
@@ -192,51 +234,118 @@ def _lines(fh: IO[bytes], chunk: int = 1 << 20) -> Iterator[bytes]:
         yield pending
 
 
-def _open_hub_other_layout(repo_id: str, split: str, revision: str | None, stop: int | None, *, offline: bool):
-    """A hub repo (or revision such as ``refs/convert/parquet``) without ``<split>.jsonl`` at its root.
+def _open_hub_other_layout(spec: str, split: str, revision: str | None, stop: int | None, *, offline: bool):
+    """A hub repository (or revision such as ``refs/convert/parquet``) without ``<split>.jsonl``.
 
-    Online: list the repo's files, pick the split's files by :func:`find_split_files` rules, download them.
-    Offline: apply the same rules to the cached snapshot folder.
+    Online: list the files at the revision's commit and pick the split's files by :func:`find_split_files`
+    rules. Offline: apply the same rules to the cached snapshot folder of the revision.
     """
-    from huggingface_hub import HfApi, hf_hub_download, snapshot_download
+    from huggingface_hub import HfApi, snapshot_download, try_to_load_from_cache
 
+    repo_id, folder = split_spec(spec)
     rev = revision or "main"
-    where = f"{repo_id}@{rev}" if revision else repo_id
+    where = f"{spec}@{rev}" if revision else spec
     if offline:
         try:
-            folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=rev, local_files_only=True))
+            snapshot = Path(snapshot_download(repo_id, repo_type="dataset", revision=rev, local_files_only=True))
         except Exception:
             raise DatasetError(f"{where}: not in the Hugging Face cache; {_local_copy_hint(repo_id, split)}") from None
-        kind, files = find_split_files(folder, split)
-        return Source(repo_id, split, revision, _snapshot_commit(files[0])), read_rows(kind, files, stop)
+        if not (snapshot / folder).is_dir():
+            raise DatasetError(f"{where}: no folder {folder!r} in the cached snapshot {snapshot}")
+        try:
+            kind, files = find_split_files(snapshot / folder, split)
+        except AmbiguousConfigs as exc:
+            raise _ambiguous(spec, where, split, exc.configs) from None
+        return Source(spec, split, revision, _snapshot_commit(files[0])), read_rows(kind, files, stop)
     try:
-        api = HfApi()
-        info = api.dataset_info(repo_id, revision=rev, timeout=_hub_timeout(), files_metadata=False)
-        names = [s.rfilename for s in (info.siblings or [])]
+        info = HfApi().dataset_info(repo_id, revision=rev, timeout=_hub_timeout(), files_metadata=False)
+        listed = [s.rfilename for s in (info.siblings or [])]
     except Exception as exc:
         raise DatasetError(f"{where}: cannot list the repository files ({short_error(exc)})") from None
-    # Reuse the folder rules on the file listing (as a virtual tree of empty paths).
+    kind, wanted = _choose(listed, spec, split, where)
+    commit = info.sha
+    source = Source(spec, split, revision, commit)
+    if kind == "parquet" and stop is not None:
+        cached = [try_to_load_from_cache(repo_id, n, revision=commit, repo_type="dataset") for n in wanted]
+        if not all(isinstance(c, str) for c in cached):  # the first rows only: a row group at a time over HTTP
+            return source, _stream_hub_parquet(repo_id, commit, wanted, stop)
+    # Everything is read (or it is cached already): keep the files in the hub cache, so later runs work offline.
+    files = [_download(repo_id, n, rev, commit, where) for n in wanted]
+    return source, read_rows(kind, files, stop)
+
+
+def _stream_hub_parquet(repo_id: str, commit: str, names: list[str], stop: int) -> Iterator[dict]:
+    """Rows of a hub repository's Parquet files, read with HTTP range requests through ``HfFileSystem``: the
+    footer, then one row group at a time; a file is opened only when the rows before it are used up. The
+    first file is opened here, so that its errors (not Parquet, not APPS rows) raise from ``open_rows``."""
+    from huggingface_hub import HfFileSystem
+
+    fs = HfFileSystem()
+
+    def open_file(name: str) -> tuple[Any, Any, str]:
+        shown = f"hf://datasets/{repo_id}@{commit}/{name}"
+        try:
+            fh = fs.open(f"datasets/{repo_id}@{commit}/{name}", "rb", block_size=_STREAM_BLOCK)
+        except Exception as exc:
+            raise DatasetError(f"{shown}: cannot stream ({short_error(exc)}); retry, or use a local copy") from None
+        try:
+            return fh, open_parquet(fh, shown), shown
+        except BaseException:
+            fh.close()
+            raise
+
+    first = open_file(names[0])
+
+    def gen() -> Iterator[dict]:
+        for i, name in enumerate(names):
+            fh, pf, shown = first if i == 0 else open_file(name)
+            with fh:
+                yield from parquet_file_rows(pf, shown)
+
+    return limit_rows(gen(), stop)
+
+
+def _choose(listed: list[str], spec: str, split: str, where: str) -> tuple[str, list[str]]:
+    """The split's files among a repository's file names (under the folder ``spec`` names), by the rules of
+    :func:`find_split_files`, applied to a virtual tree of empty files."""
     import tempfile
 
+    folder = split_spec(spec)[1]
+    prefix = f"{folder}/" if folder else ""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for n in names:
-            if n.endswith((".jsonl", ".parquet", ".json")):
+        for n in listed:
+            if n.startswith(prefix) and n.endswith((".jsonl", ".parquet", ".json")):
                 (root / n).parent.mkdir(parents=True, exist_ok=True)
                 (root / n).touch()
         try:
-            kind, virtual = find_split_files(root, split)
-        except DatasetError:
+            kind, virtual = find_split_files(root / folder, split)
+        except AmbiguousConfigs as exc:
+            raise _ambiguous(spec, where, split, exc.configs) from None
+        except (DatasetError, OSError):
             raise DatasetError(
                 f"{where}: no {split}.jsonl or Parquet files for split {split!r} in the repository; "
                 "check --apps-split / --apps-revision"
             ) from None
-        wanted = [p.relative_to(root).as_posix() for p in virtual]
+        return kind, [p.relative_to(root).as_posix() for p in virtual]
+
+
+def _ambiguous(spec: str, where: str, split: str, configs: list[str]) -> DatasetError:
+    return DatasetError(
+        f"{where}: several folders of the repository hold split {split!r} ({', '.join(configs)}); "
+        f"pass one of them, e.g. --apps-dataset {spec}/{configs[0]}"
+    )
+
+
+def _download(repo_id: str, name: str, rev: str, commit: str, where: str) -> Path:
+    """One file into the hub cache, asked for by ``rev`` (so that the cache records which commit the branch or
+    ref is, for offline runs), and checked to be the listed ``commit``'s."""
+    from huggingface_hub import hf_hub_download
+
     try:
-        files = [
-            Path(hf_hub_download(repo_id, n, repo_type="dataset", revision=rev, etag_timeout=_hub_timeout()))
-            for n in wanted
-        ]
+        path = Path(hf_hub_download(repo_id, name, repo_type="dataset", revision=rev, etag_timeout=_hub_timeout()))
     except Exception as exc:
-        raise DatasetError(f"{where}: downloading {wanted[0]} failed ({short_error(exc)}); retry or use a local copy") from None
-    return Source(repo_id, split, revision, info.sha), read_rows(kind, files, stop)
+        raise DatasetError(f"{where}: downloading {name} failed ({short_error(exc)}); retry or use a local copy") from None
+    if _snapshot_commit(path) not in (None, commit):
+        raise DatasetError(f"{where}: the revision moved from {commit} to {_snapshot_commit(path)} during the download; retry")
+    return path

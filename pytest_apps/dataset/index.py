@@ -255,7 +255,7 @@ class Loaded:
 
 
 def load(
-    dataset: str,
+    dataset: Any,
     split: str,
     revision: str | None,
     selection: Selection,
@@ -264,8 +264,8 @@ def load(
     keep_solutions: bool = False,
     sink: Callable[[Problem, Cases], None] | None = None,
 ) -> Loaded:
-    """Open the dataset and select from it, through the problem index when there is one or when the
-    selection reads the whole split anyway (then the index is built during that scan).
+    """Open the dataset (anything `open_rows` takes) and select from it, through the problem index when there
+    is one or when the selection reads the whole split anyway (then the index is built during that scan).
 
     With the index, no cases reach ``sink`` or ``parsed.cases``: they are in ``cases_dir``. Reference runs
     (``keep_solutions``) need the rows' solutions, which the index does not keep: they read the rows.

@@ -1,4 +1,5 @@
-"""Open APPS rows from the hub (`hub.py`), a local file or folder (`rows.py`), or the bundled sample.
+"""Open APPS rows from the hub (`hub.py`), a local file or folder (`rows.py`), the bundled sample, or a
+`datasets` object the caller holds (`objects.py`).
 
 Pure data out: :func:`open_rows` returns a :class:`Source` (what was actually loaded, for the report and for
 cache keys) and an iterator of plain dicts in the ``codeparrot/apps`` schema, in dataset order.
@@ -7,10 +8,14 @@ Design notes
 ------------
 * Rows are streamed (see `rows.py`): ``stop`` is the caller's promise that it needs at most that many rows.
 * The hub repository ``codeparrot/apps`` still carries a loading script (``apps.py``) that ``datasets`` >= 4
-  refuses, so we never go through ``datasets.load_dataset``: we fetch the raw ``<split>.jsonl`` at the repo
-  root with ``huggingface_hub`` (its cache, file locks and offline mode) and stream it ourselves. A repo
-  without ``<split>.jsonl`` (or ``--apps-revision refs/convert/parquet``) falls back to the Parquet layouts
-  that :func:`find_split_files` understands.
+  refuses, so its raw ``<split>.jsonl`` at the repo root is fetched with ``huggingface_hub`` (its cache, file
+  locks and offline mode) and streamed here. A repo without ``<split>.jsonl`` (or ``--apps-revision
+  refs/convert/parquet``) is matched against the layouts :func:`find_split_files` understands, and its
+  Parquet files are read a row group at a time, over HTTP with range requests when only the first rows are
+  needed (see `hub.py`, also for why not through ``datasets``). ``owner/name/<folder>`` names a folder inside
+  a repository (one config of the Parquet conversion).
+* A ``datasets`` ``Dataset``, ``IterableDataset`` or ``DatasetDict`` passed as ``dataset`` is read lazily
+  (`objects.py`); it has no revision, so it is never cached as a problem index.
 * Before downloading, one quick metadata request (no retries) decides between "online" and "use the cache":
   ``hf_hub_download`` alone retries for ~25 s with back-off when the hub is unreachable and nothing is cached.
 * When the file is not cached yet and the caller passed ``stop``, the head of the file is streamed over HTTP
@@ -24,9 +29,11 @@ Design notes
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .rows import (
     DEFAULT_DATASET,
@@ -46,20 +53,26 @@ __all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_pa
 
 
 def open_rows(
-    dataset: str,
+    dataset: str | os.PathLike[str] | Any,
     split: str = "test",
     revision: str | None = None,
     *,
     stop: int | None = None,
 ) -> tuple[Source, Iterator[dict]]:
-    """Open the rows of ``dataset`` (``sample``, a local file or folder, or a hub id) in dataset order.
+    """Open the rows of ``dataset`` (``sample``, a local file or folder, a hub id or a folder in a hub
+    repository, or a ``datasets`` object) in dataset order.
 
     Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
     it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
+    Anything else than a string, a path or a ``datasets`` object raises ValueError.
     """
     if stop is not None and stop < 0:
         raise ValueError(f"stop must be >= 0, got {stop}")
-    dataset = (dataset or DEFAULT_DATASET).strip()
+    if dataset is not None and not isinstance(dataset, (str, os.PathLike)):
+        from .objects import open_object
+
+        return open_object(dataset, split, stop)
+    dataset = (os.fspath(dataset) if dataset is not None else "").strip() or DEFAULT_DATASET
     if dataset == "sample":
         path = sample_path()
         if not path.is_file():
@@ -81,10 +94,11 @@ def sample_path() -> Path:
 
 
 def _looks_like_path(text: str) -> bool:
-    """A string that cannot be a hub id (``owner/name``) is taken as a local path even if it does not exist."""
+    """A string that cannot be a hub id (``owner/name``, or ``owner/name/<folder>`` for a folder in the
+    repository) is taken as a local path even if it does not exist."""
     if text.startswith((".", "/", "~")) or text.lower().endswith(SUFFIXES):
         return True
-    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)?", text)
+    return not re.fullmatch(r"[\w.-]+(/[\w.-]+)*", text)
 
 
 # ----------------------------------------------------------------------------------------------------- local

@@ -1,5 +1,6 @@
-"""Raw APPS rows from local files: the row schema, what was loaded (`Source`), the one-line `DatasetError`,
-and readers for JSON Lines, JSON and Parquet files and the folder layouts the hub uses.
+"""Raw APPS rows: the row schema and its normalisation (`normalize`, which every reader ends in), what was
+loaded (`Source`), the one-line `DatasetError`, and readers for JSON Lines, JSON and Parquet files (local, or
+for Parquet also a file object the hub streams) and the folder layouts the hub uses.
 
 * Rows are streamed, never converted into an Arrow dataset: the full test split is over a gigabyte and a run
   with ``--apps-limit 50`` needs only the first rows. ``stop`` is the caller's promise that it needs at most
@@ -35,6 +36,14 @@ class DatasetError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(str(message).split()))  # guarantee a single line
+
+
+class AmbiguousConfigs(DatasetError):
+    """Several config folders hold the split and none is the default (``default`` or ``all``)."""
+
+    def __init__(self, message: str, configs: list[str]) -> None:
+        super().__init__(message)
+        self.configs = configs
 
 
 @dataclass(frozen=True)
@@ -102,9 +111,10 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
         if name in configs:
             return configs[name]
     if configs:
-        raise DatasetError(
+        raise AmbiguousConfigs(
             f"{folder}: several configs hold split {split!r} ({', '.join(configs)}); "
-            f"pass one of them, e.g. --apps-dataset {folder / next(iter(configs))}"
+            f"pass one of them, e.g. --apps-dataset {folder / next(iter(configs))}",
+            list(configs),
         )
     raise DatasetError(
         f"{folder}: no {split}.jsonl or {split}.parquet here (nor data/{split}-*.parquet or "
@@ -149,8 +159,8 @@ def read_rows(kind: str, files: list[Path], stop: int | None) -> Iterator[dict]:
         rows = _json_rows(files[0])
         return limit_rows(rows, stop)
     if kind == "parquet":
-        opened = [_open_parquet(f) for f in files]
-        return limit_rows((row for f, pf in opened for row in _parquet_rows(f, pf)), stop)
+        opened = [(str(f), open_parquet(f, str(f))) for f in files]
+        return limit_rows((row for name, pf in opened for row in parquet_file_rows(pf, name)), stop)
     raise AssertionError(kind)
 
 
@@ -168,8 +178,14 @@ def limit_rows(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
             return
 
 
-def _normalize(obj: Any, where: str, line: int | None) -> dict:
-    """A row object -> plain dict in the codeparrot schema, or a marker row saying why it is unusable."""
+def normalize(obj: Any, where: str, line: int | None = None) -> dict:
+    """A row object -> plain dict in the codeparrot schema, or a marker row saying why it is unusable.
+
+    Every reader ends here (JSON Lines, JSON, Parquet, `datasets` objects), so a row means the same whatever it
+    came from: ``input_output``/``solutions`` already decoded (dicts, lists) are encoded back to JSON text as
+    codeparrot stores them, ``id`` stands in for ``problem_id``, and an id given as text or float is an int.
+    ``where`` names the row in a marker's message.
+    """
     if not isinstance(obj, dict):
         return _marker(f"{where}: not a JSON object but {type(obj).__name__}", line)
     pid = obj.get("problem_id", obj.get("id"))
@@ -251,7 +267,7 @@ def iter_jsonl(lines: Iterable[bytes], name: str) -> Iterator[dict]:
             hint = "; the file looks truncated" if not raw.endswith(b"\n") else ""
             yield _marker(f"{name} line {number}: not JSON ({short_error(exc)}){hint}", number)
             continue
-        yield _normalize(obj, f"{name} line {number}", number)
+        yield normalize(obj, f"{name} line {number}", number)
 
 
 # JSON ----------------------------------------------------------------------------------------------------------
@@ -286,47 +302,54 @@ def _json_rows(path: Path) -> Iterator[dict]:
         data = [data]  # one row
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of row objects, found a {type(data).__name__}")
-    return (_normalize(obj, f"{name} row {i}", None) for i, obj in enumerate(data))
+    return (normalize(obj, f"{name} row {i}", None) for i, obj in enumerate(data))
 
 
 # Parquet -------------------------------------------------------------------------------------------------------
 
 
-def _open_parquet(path: Path):
+def open_parquet(source: Any, name: str) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` over a path or a binary file object (a hub file streamed with range
+    requests), its schema checked; ``name`` names it in errors."""
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
-    except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException
-        raise DatasetError(f"{path} is not a readable Parquet file ({short_error(exc)}); download it again") from None
+        pf = pq.ParquetFile(source)
+    except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException, a connection error
+        raise DatasetError(f"{name} is not a readable Parquet file ({short_error(exc)}); download it again") from None
     names = set(pf.schema_arrow.names)
     if "problem_id" not in names and "id" not in names:
         raise DatasetError(
-            f"{path} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
+            f"{name} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
             "it does not look like APPS rows"
         )
-    return path, pf
+    return pf
 
 
-def _parquet_rows(path: Path, pf) -> Iterator[dict]:
+def parquet_file_rows(pf: Any, name: str) -> Iterator[dict]:
+    """The rows of an opened Parquet file, one row group at a time, reading only the APPS columns.
+
+    Row group by row group (a record batch may otherwise span groups), so a limited run decodes, and over
+    HTTP fetches, only the first groups; small batches bound memory when rows are megabytes. Reading happens
+    on the calling thread (``use_threads=False``): nothing of ours is left running when a caller stops early.
+    """
     names = pf.schema_arrow.names
     columns = [c for c in (*ROW_FIELDS, "id") if c in names]
     index = 0
     try:
-        # One row group at a time (a record batch may otherwise span groups), so a limited run decodes only
-        # the first groups; small batches bound memory when rows are megabytes.
         for group in range(pf.num_row_groups):
             for batch in pf.iter_batches(
                 batch_size=_PARQUET_BATCH_ROWS, row_groups=[group], columns=columns, use_threads=False
             ):
                 for obj in batch.to_pylist():
-                    yield _normalize(obj, f"{path} row {index}", None)
+                    yield normalize(obj, f"{name} row {index}", None)
                     index += 1
     except DatasetError:
         raise
     except Exception as exc:
         raise DatasetError(
-            f"{path}: cannot read past row {index} ({short_error(exc)}); the file is corrupt, download it again"
+            f"{name}: cannot read past row {index} ({short_error(exc)}); the file is corrupt or the connection "
+            "dropped: retry, or download it again"
         ) from None
     finally:
         try:
