@@ -37,12 +37,14 @@ file locks, offline mode and ``HfFileSystem``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from .ranges import SparseParquet
 from .rows import (
     DEFAULT_DATASET,
     AmbiguousConfigs,
@@ -276,31 +278,47 @@ def _open_hub_other_layout(spec: str, split: str, revision: str | None, stop: in
 
 def _stream_hub_parquet(repo_id: str, commit: str, names: list[str], stop: int) -> Iterator[dict]:
     """Rows of a hub repository's Parquet files, read with HTTP range requests through ``HfFileSystem``: the
-    footer, then one row group at a time; a file is opened only when the rows before it are used up. The
-    first file is opened here, so that its errors (not Parquet, not APPS rows) raise from ``open_rows``."""
+    footer, then one row group at a time, into a local sparse copy that pyarrow reads (`ranges.py` says why
+    pyarrow is never handed the remote file itself); a file is opened only when the rows before it are used
+    up. The first file is opened here, so that its errors (not Parquet, not APPS rows) raise from
+    ``open_rows``."""
     from huggingface_hub import HfFileSystem
 
     fs = HfFileSystem()
 
-    def open_file(name: str) -> tuple[Any, Any, str]:
+    def open_file(name: str) -> tuple[Any, SparseParquet, Any, str]:
         shown = f"hf://datasets/{repo_id}@{commit}/{name}"
         try:
             fh = fs.open(f"datasets/{repo_id}@{commit}/{name}", "rb", block_size=_STREAM_BLOCK)
         except Exception as exc:
             raise DatasetError(f"{shown}: cannot stream ({short_error(exc)}); retry, or use a local copy") from None
+        copy = None
         try:
-            return fh, open_parquet(fh, shown), shown
-        except BaseException:
+            copy = SparseParquet(fh, fh.size)
+            return fh, copy, open_parquet(copy.path, shown), shown
+        except BaseException as exc:
+            if copy is not None:
+                copy.close()
             fh.close()
+            if isinstance(exc, DatasetError):
+                raise
+            if isinstance(exc, ValueError):  # no Parquet footer
+                raise DatasetError(f"{shown} is not a readable Parquet file ({exc}); download it again") from None
+            if isinstance(exc, OSError):
+                raise DatasetError(f"{shown}: cannot stream ({short_error(exc)}); retry, or use a local copy") from None
             raise
 
     first = open_file(names[0])
 
     def gen() -> Iterator[dict]:
         for i, name in enumerate(names):
-            fh, pf, shown = first if i == 0 else open_file(name)
+            fh, copy, pf, shown = first if i == 0 else open_file(name)
             with fh:
-                yield from parquet_file_rows(pf, shown)
+                try:
+                    fetch = functools.partial(copy.fetch_row_group, pf.metadata)
+                    yield from parquet_file_rows(pf, shown, before_group=fetch)
+                finally:
+                    copy.close()
 
     return limit_rows(gen(), stop)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -326,18 +326,21 @@ def open_parquet(source: Any, name: str) -> Any:
     return pf
 
 
-def parquet_file_rows(pf: Any, name: str) -> Iterator[dict]:
+def parquet_file_rows(pf: Any, name: str, before_group: Callable[[int, list[str]], None] | None = None) -> Iterator[dict]:
     """The rows of an opened Parquet file, one row group at a time, reading only the APPS columns.
 
     Row group by row group (a record batch may otherwise span groups), so a limited run decodes, and over
     HTTP fetches, only the first groups; small batches bound memory when rows are megabytes. Reading happens
     on the calling thread (``use_threads=False``): nothing of ours is left running when a caller stops early.
+    ``before_group(group, columns)`` runs before each row group is read (a streamed file fetches it there).
     """
     names = pf.schema_arrow.names
     columns = [c for c in (*ROW_FIELDS, "id") if c in names]
     index = 0
     try:
         for group in range(pf.num_row_groups):
+            if before_group is not None:
+                before_group(group, columns)
             for batch in pf.iter_batches(
                 batch_size=_PARQUET_BATCH_ROWS, row_groups=[group], columns=columns, use_threads=False
             ):
