@@ -13,9 +13,10 @@ candidate is left takes unstarted cases from the worker with the most estimated 
 
 - the victim keeps its first two queued cases (running and next; the worker has already popped the
   second from its queue, so asking for it would make xdist refuse the whole request);
-- the thief asks for the tail of the rest, about half of its estimated time, where a case's estimate is
-  the mean time of the finished cases of its candidate (else of every finished case). So the heavy
-  cases move, not a count of cheap ones, and each side then runs its share in the candidate's order;
+- the thief asks for the tail of the rest, until both hold about the same estimated time, where a
+  case's estimate is the mean time of the finished cases of its candidate (else of every finished
+  case); so the heavy cases move, not a count of cheap ones, and each side then runs its share in the
+  candidate's order. A move that would not shorten the longer of the two queues is not made;
 - one request is in flight at a time; xdist's worker hands back either every case asked for or none
   (when it has started one meanwhile); either way the answer re-plans from the updated queues;
 - a worker is shut down (and so runs its last queued case) only when no other worker has anything left
@@ -99,7 +100,7 @@ class ProblemScheduling(LoadScopeScheduling):
         self._failed: set[str] = set()  # scopes with a failed test (used with fail-fast)
         self._victim: Any = None  # the worker asked to hand tests back; None when no request is in flight
         self._thief: Any = None  # the worker the answer goes to
-        self.steals = 0  # tests moved between workers (for the curious: `--debug`, tests)
+        self.steals = 0  # tests moved between workers (each move is logged with --debug)
 
     # -- bookkeeping ------------------------------------------------------------------------------------
 
@@ -240,6 +241,7 @@ class ProblemScheduling(LoadScopeScheduling):
                                             self._waitable(thief))
             if take:
                 self._victim, self._thief = victim, thief
+                self.log(f"{thief} asks {victim} for {len(take)} of its {len(self._queues[victim])} tests")
                 victim.send_steal(take)
                 return
             if not wait:
@@ -279,7 +281,10 @@ class ProblemScheduling(LoadScopeScheduling):
         everything = self._all_times[0] / self._all_times[1] if self._all_times[1] else 1.0
 
         def estimate(index: int) -> float:
-            times = self._times.get(self._split_scope(collection[index]))
+            scope = self._split_scope(collection[index])
+            if self.fail_fast and scope in self._failed:
+                return 0.0  # skipped at once
+            times = self._times.get(scope)
             return times[0] / times[1] if times and times[1] else everything
 
         return estimate
