@@ -303,3 +303,11 @@ def test_no_test_bounces_between_two_workers():
     sim = Sim(ProblemScheduling, items, duration=heavy("solutions/1.py", slow=0.5), latency=0.0001).run()
     assert sim.steal_requests < 10
     assert all(len(workers) == 1 for workers in sim.where.values())
+
+
+def test_one_worker_runs_the_same_order_with_or_without_stealing():
+    items = collection(12, 7)
+    runs = [Sim(ProblemScheduling, items, workers=1, duration=heavy("solutions/4.py"), stealing=s).run()
+            for s in (True, False)]
+    assert [n for n, _, _ in runs[0].ran] == [n for n, _, _ in runs[1].ran]
+    assert runs[0].steal_requests == 0
