@@ -10,14 +10,17 @@ first 5 reference solutions of each row plus every model program written for tho
 `<id>/model_<j>.py`.
 
 The floor is the sum of the per-test times of the JSON report divided by the workers: the wall time a
-perfect split of the tests' own time would take (harness overhead, start-up and the session's end are on
-top of it). The figure is wall time / floor, with `--apps-work-stealing on` (the default) and `off` (all of
+perfect split of the tests' own time would take. The harness's own work per test (the pytest protocol,
+the hand-offs to the executor and back, the reports to the controller), start-up and the session's end
+are on top of it and no scheduler can remove them, so each run also prints them: each worker's busy
+time (the pytest protocol of its tests, from a probe plugin), what that adds per test over the tests'
+own time, wall time against the busy time per worker (the scheduling's own figure: 1.0 is a perfect
+split with free start-up), start-up and end. The figure is wall time / floor, with `--apps-work-stealing on` (the default) and `off` (all of
 a candidate's cases on one worker, as `--dist loadscope` does) in the same round, then `-n 1` both ways
 (stealing has no one to take from: it must cost nothing). Rounds alternate, since a shared machine's speed
-drifts; each round prints its own ratios. Beside them: each worker's share of the tests' time and how long
-it sat idle before the last worker finished (from a tiny probe plugin, `-p _bench_probe`, written next to
-the candidates), the candidates whose cases ran on both workers, and whether every report holds the same
-per-test records.
+drifts; each round prints its own ratios. Beside them: how long each worker sat idle before the last
+worker finished (the probe, `-p _bench_probe`, is written next to the candidates), the candidates whose
+cases ran on both workers, and whether every report holds the same per-test records.
 """
 
 from __future__ import annotations
@@ -129,18 +132,25 @@ class Runner:
         probes = {p.stem: json.loads(p.read_text()) for p in self.probes.glob("*.json")}
         return {"wall": wall, "time": test_time, "floor": test_time / workers, "records": comparable(doc),
                 "tests": doc["summary"]["tests_run"], "split": sorted(c for c, w in where.items() if len(w) > 1),
-                "probes": probes, "start": start}
+                "probes": probes, "start": start, "end": start + wall, "workers": workers}
 
 
 def show(name: str, r: dict) -> None:
     print(f"  {name:<22} wall {r['wall']:6.1f} s   floor {r['floor']:6.1f} s   wall/floor {r['wall'] / r['floor']:.2f}"
           f"   ({r['tests']} tests, their time {r['time']:.1f} s)", flush=True)
     probes = r["probes"]
-    if len(probes) > 1:
+    if probes:
         end = max(p["last"] for p in probes.values())
         for wid, p in sorted(probes.items()):
             print(f"    {wid}: {p['tests']:5d} tests, busy {p['busy']:6.1f} s, idle before the last worker finished "
                   f"{end - p['last']:5.1f} s")
+        busy = sum(p["busy"] for p in probes.values()) / r["workers"]
+        first = min(p["first"] for p in probes.values())
+        print(f"    the tests' time plus the harness's per-test work, per worker: {busy:.1f} s "
+              f"({1000 * (busy * r['workers'] - r['time']) / r['tests']:.1f} ms a test over the tests' own time);"
+              f" wall / that: {r['wall'] / busy:.2f}")
+        print(f"    start-up until the first test: {first - r['start']:.1f} s; after the last test until the exit: "
+              f"{r['end'] - end:.1f} s")
     if r["split"]:
         shown = ", ".join(r["split"][:4]) + (" ..." if len(r["split"]) > 4 else "")
         print(f"    candidates run on both workers: {len(r['split'])} ({shown})")
