@@ -3,6 +3,7 @@
     python benchmarks/bench_balance.py               # -n 2 with and without work stealing, then -n 1 (~15 min)
     python benchmarks/bench_balance.py --rounds 3    # three alternating rounds of each
     python benchmarks/bench_balance.py --skip-n1     # -n 2 only
+    python benchmarks/bench_balance.py --only 17     # one problem's candidates (996 tests; ~6 min): a quick look
 
 Reads ../shared/apps-data (override with APPS_SHARED_DATA): the 21 rows with full tests and, in one run, the
 first 5 reference solutions of each row plus every model program written for those rows (189 candidates,
@@ -101,8 +102,8 @@ def comparable(report: dict) -> list:
 
 
 class Runner:
-    def __init__(self, work: Path, rows: Path) -> None:
-        self.work, self.rows = work, rows
+    def __init__(self, work: Path, rows: Path, only: str | None = None) -> None:
+        self.work, self.rows, self.only = work, rows, only
         self.probes = work / "probes"
         (work / "_bench_probe.py").write_text(textwrap.dedent(PROBE))
 
@@ -116,7 +117,7 @@ class Runner:
         cmd = [sys.executable, "-m", "pytest", "-v", "-p", "_bench_probe", "-p", "no:cacheprovider",
                "-p", "no:benchmark", "--apps-dataset", str(self.rows), "--apps-candidates", "gens",
                "--apps-max-tests", "0", "--apps-report", str(report), "-n", str(workers),
-               "--apps-work-stealing", stealing]
+               "--apps-work-stealing", stealing, *(["--apps-only", self.only] if self.only else [])]
         start = time.time()
         proc = subprocess.run(cmd, cwd=self.work, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         wall = time.time() - start
@@ -160,6 +161,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="alternating rounds (default 1)")
     parser.add_argument("--skip-n1", action="store_true", help="only the -n 2 runs")
+    parser.add_argument("--only", metavar="IDS", help="only these problems (comma-separated), e.g. 17")
     opts = parser.parse_args()
     data = shared()
     if not (data / "apps_test_rows.jsonl").is_file():
@@ -167,9 +169,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-balance-") as tmp:
         work = Path(tmp)
         count = write_candidates(data, work / "gens")
-        print(f"{count} candidates on the {data / 'apps_test_rows.jsonl'} rows, every test; this process may use "
+        print(f"{count} candidates on the {data / 'apps_test_rows.jsonl'} rows"
+              f"{f' (run: problems {opts.only})' if opts.only else ''}, every test; this process may use "
               f"{len(os.sched_getaffinity(0))} CPUs; load average now {os.getloadavg()[0]:.1f}", flush=True)
-        runner = Runner(work, data / "apps_test_rows.jsonl")
+        runner = Runner(work, data / "apps_test_rows.jsonl", opts.only)
         on_ratios, off_ratios, n1 = [], [], []
         same = True
         reference = None
