@@ -10,18 +10,22 @@ first 5 reference solutions of each row plus every model program written for tho
 15,591 tests with --apps-max-tests 0), laid out in a temporary generations folder as `<id>/ref_<k>.py` and
 `<id>/model_<j>.py`.
 
-The floor is the sum of the per-test times of the JSON report divided by the workers: the wall time a
-perfect split of the tests' own time would take. The harness's own work per test (the pytest protocol,
-the hand-offs to the executor and back, the reports to the controller), start-up and the session's end
-are on top of it and no scheduler can remove them, so each run also prints them: each worker's busy
-time (the pytest protocol of its tests, from a probe plugin), what that adds per test over the tests'
-own time, wall time against the busy time per worker (the scheduling's own figure: 1.0 is a perfect
-split with free start-up), start-up and end. The figure is wall time / floor, with `--apps-work-stealing on` (the default) and `off` (all of
-a candidate's cases on one worker, as `--dist loadscope` does) in the same round, then `-n 1` both ways
+The floor is the sum of the per-test wall times of the JSON report (`wall_time`; `time` in reports that
+have no `wall_time`) divided by the workers: the wall time a perfect split of the tests' own running
+would take. (`time` is a program's own time, without its waits for a CPU; on a quiet machine the two are
+the same, on a busy one the floor from `time` is printed too.) The harness's work per test (the pytest
+protocol, the hand-offs to the executor and back, the reports to the controller), start-up and the
+session's end are on top of the floor and no scheduler removes them, so each run also prints them: each
+worker's busy time (the pytest protocol of its tests, from a probe plugin, `-p _bench_probe`, written next
+to the candidates), what that adds per test over the tests' wall time, wall time against the busy time per
+worker (the scheduling's own figure: 1.0 is a perfect split with free start-up), start-up and end.
+
+The figure is wall time / floor, with `--apps-work-stealing on` (the default) and `off` (all of a
+candidate's cases on one worker, as `--dist loadscope` does) in the same round, then `-n 1` both ways
 (stealing has no one to take from: it must cost nothing). Rounds alternate, since a shared machine's speed
 drifts; each round prints its own ratios. Beside them: how long each worker sat idle before the last
-worker finished (the probe, `-p _bench_probe`, is written next to the candidates), the candidates whose
-cases ran on both workers, and whether every report holds the same per-test records.
+worker finished, the candidates whose cases ran on both workers, and whether every report holds the same
+per-test records.
 """
 
 from __future__ import annotations
@@ -125,20 +129,26 @@ class Runner:
             tail = "\n".join(proc.stdout.splitlines()[-15:])
             raise SystemExit(f"pytest failed (exit {proc.returncode}): {' '.join(cmd[3:])}\n{tail}")
         doc = json.loads(report.read_text())
-        test_time = sum(t["time"] for p in doc["problems"] for t in p["tests"])
+        tests = [t for p in doc["problems"] for t in p["tests"]]
+        test_time = sum(t.get("wall_time", t["time"]) for t in tests)
+        own_time = sum(t["time"] for t in tests)
         where: dict[str, set[str]] = {}
         for line in proc.stdout.splitlines():
             if line.startswith("[gw") and " gens/" in line:
                 where.setdefault(line.split()[-1].split("::")[0], set()).add(line.split("]")[0][1:])
         probes = {p.stem: json.loads(p.read_text()) for p in self.probes.glob("*.json")}
-        return {"wall": wall, "time": test_time, "floor": test_time / workers, "records": comparable(doc),
+        return {"wall": wall, "time": test_time, "floor": test_time / workers, "own": own_time / workers,
+                "records": comparable(doc),
                 "tests": doc["summary"]["tests_run"], "split": sorted(c for c, w in where.items() if len(w) > 1),
                 "probes": probes, "start": start, "end": start + wall, "workers": workers}
 
 
 def show(name: str, r: dict) -> None:
     print(f"  {name:<22} wall {r['wall']:6.1f} s   floor {r['floor']:6.1f} s   wall/floor {r['wall'] / r['floor']:.2f}"
-          f"   ({r['tests']} tests, their time {r['time']:.1f} s)", flush=True)
+          f"   ({r['tests']} tests, their wall time {r['time']:.1f} s)", flush=True)
+    if abs(r["own"] - r["floor"]) > 0.02 * r["floor"]:
+        print(f"    floor from the tests' own time (no waits for a CPU): {r['own']:.1f} s, wall/that "
+              f"{r['wall'] / r['own']:.2f}")
     probes = r["probes"]
     if probes:
         end = max(p["last"] for p in probes.values())
@@ -148,7 +158,7 @@ def show(name: str, r: dict) -> None:
         busy = sum(p["busy"] for p in probes.values()) / r["workers"]
         first = min(p["first"] for p in probes.values())
         print(f"    the tests' time plus the harness's per-test work, per worker: {busy:.1f} s "
-              f"({1000 * (busy * r['workers'] - r['time']) / r['tests']:.1f} ms a test over the tests' own time);"
+              f"({1000 * (busy * r['workers'] - r['time']) / r['tests']:.1f} ms a test over the tests' wall time);"
               f" wall / that: {r['wall'] / busy:.2f}")
         print(f"    start-up until the first test: {first - r['start']:.1f} s; after the last test until the exit: "
               f"{r['end'] - end:.1f} s")
