@@ -163,8 +163,9 @@ def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
     assert outcomes["failed"] == 18 and "passed" not in outcomes  # only the failures ran again
 
 
-def test_all_cases_of_a_problem_run_on_one_worker(sample_project: pytest.Pytester) -> None:
-    result = run(sample_project, "--apps-dataset", "sample", "-n", "2", "-v")
+def test_all_cases_of_a_problem_run_on_one_worker_without_stealing(sample_project: pytest.Pytester) -> None:
+    # (with stealing, the default, a worker that runs dry may take a candidate's last cases: test_balance.py)
+    result = run(sample_project, "--apps-dataset", "sample", "-n", "2", "-v", "--apps-work-stealing", "off")
     workers: dict[str, set[str]] = {}
     for line in result.stdout.lines:
         if "PASSED" in line and line.startswith("[gw"):
@@ -189,6 +190,7 @@ def test_missing_dataset_file_is_one_clear_line(sample_project: pytest.Pytester)
         (("--apps-difficulty", "hard"), "unknown tier 'hard'"),
         (("--apps-timeout", "0"), "--apps-timeout"),
         (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
+        (("--apps-work-stealing", "yes"), "--apps-work-stealing: unknown mode 'yes'; use on or off"),
     ],
 )
 def test_bad_options_are_one_clear_line(sample_project: pytest.Pytester, args, needle) -> None:

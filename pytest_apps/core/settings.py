@@ -13,6 +13,7 @@ from typing import Any, Callable
 DEFAULT_DATASET = "codeparrot/apps"
 DEFAULT_REPORT = "reports/apps-report.json"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
+STEALING_MODES = ("on", "off")  # --apps-work-stealing (see plugin/scheduling.py)
 TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
 
 
@@ -90,6 +91,10 @@ OPTIONS: tuple[Option, ...] = (
            "worker's executor (the candidates included) on a CPU of its own, which saves the CPU time the "
            "scheduler leaves idle between processes; off: never (default auto).", default="auto",
            metavar="auto|off", selects=False),
+    Option("work-stealing", "on: with xdist, a worker that would otherwise go idle takes unstarted cases "
+           "from the worker with the most work left (a slow candidate's cases are then split); off: all "
+           "cases of a candidate run on one worker, as --dist loadscope does (default on).", default="on",
+           metavar="on|off", selects=False),
     Option("fail-fast", "Stop a candidate at its first failing test: its remaining tests are skipped "
            "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool",
            default=False, selects=False),
@@ -151,6 +156,7 @@ class Settings:
     timeout_scale: float = 1.0
     memory: int | None = None
     cpu_pinning: str = "auto"
+    work_stealing: str = "on"
     fail_fast: bool = False
     fail_under: float | None = None
     baseline: str | None = None
@@ -290,6 +296,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-select: unknown mode {s.select!r}; use all or most-common")
     if s.cpu_pinning not in PINNING_MODES:
         raise OptionError(f"--apps-cpu-pinning: unknown mode {s.cpu_pinning!r}; use {' or '.join(PINNING_MODES)}")
+    if s.work_stealing not in STEALING_MODES:
+        raise OptionError(f"--apps-work-stealing: unknown mode {s.work_stealing!r}; use on or off")
     if s.concurrency < 1:
         raise OptionError(f"--apps-concurrency: {s.concurrency}; give 1 or more calls at once")
     if s.agent_timeout <= 0:

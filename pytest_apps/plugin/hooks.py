@@ -132,6 +132,7 @@ class AppsPlugin:
         self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
         # names this run's pools of execution slots (one per machine its workers run on)
         self.run_name = getattr(config, "workerinput", {}).get(SLOTS_KEY) or uuid.uuid4().hex[:16]
+        self.scheduler: Any = None  # the xdist scheduler, on the controller
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
@@ -149,7 +150,10 @@ class AppsPlugin:
             return None
         from .scheduling import ProblemScheduling
 
-        return ProblemScheduling(config, log)
+        settings = self.state.settings
+        self.scheduler = ProblemScheduling(config, log, stealing=settings.work_stealing == "on",
+                                           fail_fast=settings.fail_fast)
+        return self.scheduler
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, report: Any) -> dict[str, Any] | None:
@@ -182,6 +186,8 @@ class AppsPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        if report.failed and self.scheduler is not None:
+            self.scheduler.note_failure(report.nodeid)
         # Take our record out before --junitxml sees it: a dict property is noise there.
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
         if mine:
