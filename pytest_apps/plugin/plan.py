@@ -30,6 +30,8 @@ from ..core.settings import Settings
 from ..dataset import index
 from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, Selection, SkippedRow
+from ..engine.failtext import write_case_files
+from ..engine.result import CaseResult
 
 PLAN_FILE = "plan.json"
 
@@ -97,23 +99,36 @@ def build_plan(
         candidates=candidates,
         cases_dir=loaded.cases_dir,
     )
-    _write_json(
-        folder / PLAN_FILE,
-        {
-            "settings": plan.settings,
-            "source": plan.source,
-            "problems": [p.to_dict() for p in plan.problems],
-            "skipped": [s.to_dict() for s in plan.skipped],
-            "missing": plan.missing,
-            "candidates": {pid: [c.to_dict() for c in cs] for pid, cs in candidates.items()},
-            "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
-        },
-    )
+    _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
 
 
+def plan_data(plan: Plan, programs: bool = True) -> dict[str, Any]:
+    """The plan as plain data. Without `programs`, candidates carry no program text (nor model text): a
+    worker on another machine asks for a problem's programs with its test data (see remote.py)."""
+
+    def candidate(c: Candidate) -> dict[str, Any]:
+        data = c.to_dict()
+        if not programs:
+            data["code"] = data["raw"] = None
+        return data
+
+    return {
+        "settings": plan.settings,
+        "source": plan.source,
+        "problems": [p.to_dict() for p in plan.problems],
+        "skipped": [s.to_dict() for s in plan.skipped],
+        "missing": plan.missing,
+        "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
+        "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
+    }
+
+
 def load_plan(folder: Path) -> Plan:
-    data = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    return plan_from_data(folder, json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8")))
+
+
+def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
     return Plan(
         folder=Path(folder),
         settings=data["settings"],
@@ -154,6 +169,14 @@ class CaseStore:
         else:
             self._cache.move_to_end(problem.id)
         return cases
+
+    def program(self, problem: Problem, candidate: Candidate) -> Candidate:
+        """The candidate with its program: here the plan's own (a remote worker's store fetches it)."""
+        return candidate
+
+    def write_case_files(self, folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:
+        """Write a failing case's input and expected output into `folder`; returns the input's path."""
+        return write_case_files(folder, problem, index, result)
 
 
 def _write_json(path: Path, data: Any) -> None:
