@@ -10,6 +10,9 @@ When the dataset's problem index is cached (`dataset/index.py`), nothing is pars
 `n_cases` are read from there. Those folders are never modified once in place, so pointing at them is as
 safe as a copy and costs nothing (a copy of the full split would be a gigabyte; a hard link can fail
 across file systems). The plan folder is removed at the end; the cache is not.
+
+A worker on another machine reads neither: it receives the plan as data and each problem's test file from
+the controller (`remote.py`).
 """
 
 from __future__ import annotations

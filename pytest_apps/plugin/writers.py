@@ -123,13 +123,26 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
     lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
-    return lines + judging_lines(summary, state.settings.judge)
+    return lines + judging_lines(summary, state.settings.judge) + [down_line(down) for down in state.workers_down]
+
+
+def down_line(down: dict[str, Any]) -> str:
+    """A worker lost mid-run, for the terminal: its problems' cases that did not run count as not run."""
+    where = f" on {down['machine']}" if down["machine"] != "localhost" else ""
+    count = "an unknown number of" if down["unfinished"] is None else str(down["unfinished"])
+    crashed = f", running {down['crashed']}" if down["crashed"] else ""
+    return (f"worker {down['worker']}{where} went down ({down['error'] or 'no reason given'}){crashed}: "
+            f"{count} cases it had been given had not finished there")
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
-    doc["isolation"] = state.isolation()
+    layers = state.isolation()
+    for other in state.remote_isolation.values():  # workers on other machines: only what all of them had
+        layers = [layer for layer in layers if layer in other]
+    doc["isolation"] = layers
     doc["machine"] = machine_figures(state)
+    doc["workers_down"] = list(state.workers_down)
     return doc
 
 
