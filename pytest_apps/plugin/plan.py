@@ -106,20 +106,27 @@ def build_plan(
     return plan
 
 
-def plan_data(plan: Plan, programs: bool = True) -> dict[str, Any]:
-    """The plan as plain data. Without `programs`, candidates carry no program text (nor model text): a
-    worker on another machine asks for a problem's programs with its test data (see remote.py)."""
+def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
+    """The plan as plain data. Not `full`: without what only the controller uses (program and model text,
+    question and starter code), for a worker on another machine, which asks for a problem's programs with
+    its test data (see remote.py)."""
 
     def candidate(c: Candidate) -> dict[str, Any]:
         data = c.to_dict()
-        if not programs:
+        if not full:
             data["code"] = data["raw"] = None
+        return data
+
+    def problem(p: Problem) -> dict[str, Any]:
+        data = p.to_dict()
+        if not full:
+            data["question"] = data["starter_code"] = ""
         return data
 
     return {
         "settings": plan.settings,
         "source": plan.source,
-        "problems": [p.to_dict() for p in plan.problems],
+        "problems": [problem(p) for p in plan.problems],
         "skipped": [s.to_dict() for s in plan.skipped],
         "missing": plan.missing,
         "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
