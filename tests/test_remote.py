@@ -169,6 +169,26 @@ def test_a_remote_store_fetches_a_problems_data_once_and_errors_are_harness_erro
         feeder.answer(("case_files", [["../x", "1"]]))
 
 
+def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() -> None:
+    """A worker that stopped waiting (pytest-timeout's signal) may find that late answer queued first."""
+    from pytest_apps.dataset.problems import Problem
+    from pytest_apps.plugin.remote import RemoteStore
+
+    class Channel:  # the controller's side, answering late
+        def __init__(self) -> None:
+            self.queue: list[tuple] = [("ok", 0, b'{"inputs": ["stale"], "outputs": ["stale"]}', "{}")]
+
+        def send(self, message: tuple) -> None:
+            kind, pid, ask = message
+            self.queue.append(("ok", ask, json.dumps({"inputs": [pid], "outputs": [pid]}).encode(), "{}"))
+
+        def receive(self, timeout: float) -> tuple:
+            return self.queue.pop(0)
+
+    store = RemoteStore(Channel())
+    assert store.get(Problem("9", 0, "interview", "stdin", None, n_cases=1, n_cases_total=1)).inputs == ["9"]
+
+
 # -- end to end, through popen gateways with a chdir ----------------------------------------------------------
 
 def test_workers_that_cannot_see_the_files_report_what_local_workers_report(

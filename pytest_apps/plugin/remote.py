@@ -49,7 +49,7 @@ REMOTE_KEY = "apps_remote_plan"  # workerinput: the plan, for a worker that cann
 CHANNEL_KEY = "apps_channel"  # workerinput: that worker's channel to the controller's Feeder
 OPTIONS_KEY = "apps_remote_options"  # workerinput: what it takes from the controller's options
 
-CASES = "cases"  # request: a problem's test data and programs
+CASES = "cases"  # request: a problem's test data and programs; (CASES, problem id, question number)
 FILES = "case_files"  # message: a failing case's files, for the controller to write (no answer)
 OK, ERROR = "ok", "error"
 
@@ -157,9 +157,13 @@ class Feeder:
         """The answer to one message (None: it wants none). Raises on a bad one."""
         kind = message[0]
         if kind == CASES:
-            problem = self.plan.problem(str(message[1]))
-            programs = {str(c.sample): c.code for c in self.plan.candidates.get(problem.id, [])}
-            return OK, self.plan.cases_path(problem).read_bytes(), json.dumps(programs)
+            ask = message[2]
+            try:
+                problem = self.plan.problem(str(message[1]))
+                programs = {str(c.sample): c.code for c in self.plan.candidates.get(problem.id, [])}
+                return OK, ask, self.plan.cases_path(problem).read_bytes(), json.dumps(programs)
+            except Exception as exc:  # noqa: BLE001 - the worker reports it as a harness error
+                return ERROR, ask, f"{type(exc).__name__}: {exc}"
         if kind == FILES:
             write_texts(self.cases_folder, [(str(name), str(text)) for name, text in message[1]])
             return None
@@ -171,8 +175,8 @@ class Feeder:
             return
         try:
             reply = self.answer(message)
-        except Exception as exc:  # noqa: BLE001 - the worker reports it as a harness error
-            reply = (ERROR, f"{type(exc).__name__}: {exc}")
+        except Exception:  # noqa: BLE001 - a malformed message: nothing to answer it with
+            reply = None
         if reply is not None:
             try:
                 channel.send(reply)
@@ -192,6 +196,7 @@ class RemoteStore:
         self._keep = keep
         self._timeout = timeout
         self._lock = threading.Lock()
+        self._asked = 0  # numbers each question, so that an answer is matched to its own
         self._cache: OrderedDict[str, tuple[Cases, dict[str, str | None]]] = OrderedDict()
 
     def get(self, problem: Problem) -> Cases:
@@ -223,13 +228,19 @@ class RemoteStore:
 
     def _ask(self, problem: Problem) -> tuple[bytes, str]:
         with self._lock:
+            self._asked += 1
+            ask = self._asked
             try:
-                self._channel.send((CASES, problem.id))
+                self._channel.send((CASES, problem.id, ask))
                 reply = self._channel.receive(timeout=self._timeout)
+                # an answer to an earlier question that gave up waiting (a timeout, pytest-timeout's
+                # signal) is dropped, never taken for this problem's
+                while reply[1] != ask:
+                    reply = self._channel.receive(timeout=self._timeout)
             except Exception as exc:  # noqa: BLE001 - closed channel, timeout, lost controller
                 raise HarnessError(
                     f"no test data for problem {problem.id} from the controller: {type(exc).__name__}: {exc}"
                 ) from None
         if reply[0] != OK:
-            raise HarnessError(f"the controller could not send problem {problem.id}'s test data: {reply[1]}")
-        return reply[1], reply[2]
+            raise HarnessError(f"the controller could not send problem {problem.id}'s test data: {reply[2]}")
+        return reply[2], reply[3]
