@@ -116,6 +116,22 @@ def test_host_slots_count_each_machines_workers_apart() -> None:
     assert [gateways.host_slot(s, specs) for s in specs] == [(0, 2), (1, 2), (0, 3), (1, 3), (2, 3), (0, 1)]
 
 
+def test_the_report_claims_only_the_isolation_every_machine_had() -> None:
+    from pytest_apps.plugin.writers import down_line, isolation_fields
+
+    here = ["fork-server", "netns", "landlock-abi7"]
+    assert isolation_fields(here, {}) == {"isolation": here}
+    assert isolation_fields(here, {"h1": list(here)}) == {"isolation": here}
+    assert isolation_fields(here, {"h1": list(here), "h2": ["fork-server", "landlock-abi7"]}) == {
+        "isolation": ["fork-server", "landlock-abi7"],
+        "isolation_by_machine": {"localhost": here, "h1": here, "h2": ["fork-server", "landlock-abi7"]},
+    }
+    line = down_line({"worker": "gw1", "machine": "h2", "error": "Not properly terminated", "unfinished": 7,
+                      "crashed": "gens.jsonl::7::test_3"})
+    assert line == ("worker gw1 on h2 went down (Not properly terminated), running gens.jsonl::7::test_3: 7 cases "
+                    "it had been given had not finished there")
+
+
 # -- the data channel, over a real execnet gateway ------------------------------------------------------------
 
 WORKER_SIDE = """

@@ -137,13 +137,20 @@ def down_line(down: dict[str, Any]) -> str:
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
-    layers = state.isolation()
-    for other in state.remote_isolation.values():  # workers on other machines: only what all of them had
-        layers = [layer for layer in layers if layer in other]
-    doc["isolation"] = layers
+    doc.update(isolation_fields(state.isolation(), state.remote_isolation))
     doc["machine"] = machine_figures(state)
     doc["workers_down"] = list(state.workers_down)
     return doc
+
+
+def isolation_fields(here: list[str], machines: dict[str, list[str]]) -> dict[str, Any]:
+    """The report's `isolation`: this machine's layers, less any that a machine running workers lacked;
+    where the machines differ, `isolation_by_machine` too."""
+    common = [layer for layer in here if all(layer in other for other in machines.values())]
+    fields: dict[str, Any] = {"isolation": common}
+    if any(other != here for other in machines.values()):
+        fields["isolation_by_machine"] = {"localhost": here, **machines}
+    return fields
 
 
 def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
