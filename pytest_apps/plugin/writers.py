@@ -139,7 +139,8 @@ def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
     doc.update(isolation_fields(state.isolation(), state.remote_isolation))
     doc["machine"] = machine_figures(state)
-    doc["workers_down"] = list(state.workers_down)
+    if state.workers_down:  # (absent otherwise: the report of a run that lost none is the usual one)
+        doc["workers_down"] = list(state.workers_down)
     return doc
 
 
