@@ -234,8 +234,9 @@ def test_the_command_lines_selection_is_the_same_on_remote_workers(
     broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, selection: tuple[str, ...]
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", *selection)
-    local = run(broken_project, *base, "-n", "2", "--apps-report", "reports/local.json", "-rA")
-    far = run(broken_project, *base, "--tx", remote_tx(tmp_path_factory), "--dist", "loadscope",
+    # (one worker each: the selection is what differs, not the scheduling)
+    local = run(broken_project, *base, "-n", "1", "--apps-report", "reports/local.json", "-rA")
+    far = run(broken_project, *base, "--tx", remote_tx(tmp_path_factory, 1), "--dist", "loadscope",
               "--apps-report", "reports/remote.json", "-rA")
     assert far.parseoutcomes() == local.parseoutcomes()
     summary = lambda r: sorted(x for x in r.stdout.lines if x.startswith(("PASSED ", "FAILED ", "SKIPPED ")))  # noqa: E731
@@ -248,10 +249,10 @@ def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
     broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
-    far = ("--tx", remote_tx(tmp_path_factory), "--dist", "loadscope")
+    far = ("--tx", remote_tx(tmp_path_factory, 1), "--dist", "loadscope")
     first = run(broken_project, *base, *far)
     again = run(broken_project, *base, *far, "--lf", "-rA")
-    local = run(broken_project, *base, "-n", "2", "--lf", "-rA")  # the cache holds the same failures
+    local = run(broken_project, *base, "-n", "1", "--lf", "-rA")  # the cache holds the same failures
     assert again.parseoutcomes() == local.parseoutcomes()
     assert again.parseoutcomes()["failed"] == first.parseoutcomes()["failed"]
     assert "passed" not in again.parseoutcomes()
