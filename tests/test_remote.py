@@ -111,9 +111,9 @@ def test_the_xdist_internals_used_are_there() -> None:
     assert gateways.is_remote(execnet.XSpec("popen//chdir=/x"))
 
 
-def test_host_slots_count_each_machines_workers_apart() -> None:
+def test_machine_places_count_each_machines_workers_apart() -> None:
     specs = [execnet.XSpec(s) for s in ("popen", "popen", "ssh=a", "ssh=a", "ssh=a", "ssh=b")]
-    assert [gateways.host_slot(s, specs) for s in specs] == [(0, 2), (1, 2), (0, 3), (1, 3), (2, 3), (0, 1)]
+    assert [gateways.machine_place(s, specs) for s in specs] == [(0, 2), (1, 2), (0, 3), (1, 3), (2, 3), (0, 1)]
 
 
 def test_the_report_claims_only_the_isolation_every_machine_had() -> None:

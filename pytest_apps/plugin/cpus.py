@@ -24,10 +24,10 @@ def executor_cpu(mode: str, worker_id: str | None, worker_count: int | None, cpu
     are more workers than CPUs."""
     if worker_id is None:
         return None
-    return slot_cpu(mode, worker_index(worker_id), worker_count, cpus)
+    return place_cpu(mode, worker_index(worker_id), worker_count, cpus)
 
 
-def slot_cpu(mode: str, index: int | None, count: int | None, cpus: Iterable[int]) -> int | None:
+def place_cpu(mode: str, index: int | None, count: int | None, cpus: Iterable[int]) -> int | None:
     """The same for the worker at `index` of the `count` workers on this machine (with xdist on several
     machines, each machine's workers are counted apart)."""
     if mode == "off" or index is None or count is None:

@@ -36,7 +36,7 @@ def machine_of(spec: Any) -> str:
     return f"{target} via {spec.via}" if spec.via else str(target)
 
 
-def host_slot(spec: Any, specs: Sequence[Any]) -> tuple[int, int]:
+def machine_place(spec: Any, specs: Sequence[Any]) -> tuple[int, int]:
     """(this worker's position among the workers on its machine, how many there are). A replacement for a
     crashed worker reuses its spec, and so its slot."""
     machine = machine_of(spec)

@@ -28,7 +28,7 @@ from ..report.store import CaseRecords
 from . import gateways, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
-from .cpus import available_cpus, executor_cpu, slot_cpu, slot_of, xdist_workers
+from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .options import add_options, is_active
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
@@ -79,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # the worker's place among the workers of its machine (with several machines, each counts its own)
     place = worker.get(PLACE_KEY)
     if place is not None:
-        state.cpu = slot_cpu(state.settings.cpu_pinning, place[0], place[1], cpus)
+        state.cpu = place_cpu(state.settings.cpu_pinning, place[0], place[1], cpus)
     else:
         state.cpu = executor_cpu(state.settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"), cpus)
     if worker:
@@ -212,7 +212,7 @@ class AppsPlugin:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
         node.workerinput[SLOTS_KEY] = self.run_name
-        node.workerinput[PLACE_KEY] = gateways.host_slot(node.gateway.spec, self.specs)
+        node.workerinput[PLACE_KEY] = gateways.machine_place(node.gateway.spec, self.specs)
         if gateways.is_remote(node.gateway.spec):
             # the plan in workerinput, the test data over a channel of its own (see remote.py)
             if self._remote is None:
