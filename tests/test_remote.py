@@ -275,7 +275,8 @@ def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(
     broken_project.makeini("[pytest]\n")
     gens = tmp_path_factory.mktemp("generations") / "gens.jsonl"
     records = [{"problem_id": pid, "code": code} for pid, code in BROKEN.items()]
-    records += [{"problem_id": p.stem, "code": p.read_text()} for p in (broken_project.path / "solutions").glob("*.py")]
+    records += [{"problem_id": p.stem, "code": p.read_text()}
+                for p in (broken_project.path / "solutions").glob("*.py")]
     gens.write_text("".join(json.dumps(r) + "\n" for r in records))
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-candidates", str(gens), "-v")
     local = run(broken_project, *base, "-n", "2", "--apps-report", "reports/local.json")

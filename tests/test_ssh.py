@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from sshserver import ALIAS, SshServer, Unavailable
+from test_checkers import permutation_project
 
 from conftest import read_report, run
 
@@ -112,6 +113,21 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     assert remote_cases == local_cases
     assert "input written to reports/cases/" in remote.stdout.str()
     # nothing of the run is left on the test host
+    assert remote_entries(sshd) == before
+
+
+def test_the_controllers_checker_folder_reaches_the_ssh_workers(sshd: SshServer, pytester: pytest.Pytester) -> None:
+    """A checker folder under the controller's /tmp, which the test host cannot see: its checker still decides
+    the problem's tests there, and its copy is gone when the workers end."""
+    base = permutation_project(pytester)[:-2]  # (without its --rootdir: a remote pytest would look for it)
+    before = remote_entries(sshd)
+    run(pytester, *base, "-n", "2", "--apps-checkers", "mine", "--apps-report", "reports/local.json")
+    run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--apps-checkers", "mine",
+        "--apps-report", "reports/ssh.json")
+    local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
+    assert [t["step"] for t in over_ssh["problems"][0]["tests"]] == ["checker"] * 3
+    assert over_ssh["problems"][0]["verdict"] == "pass"
+    assert comparable(over_ssh) == comparable(local)
     assert remote_entries(sshd) == before
 
 

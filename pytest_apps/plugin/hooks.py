@@ -119,8 +119,10 @@ def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
 def remote_state(config: pytest.Config, workerinput: dict[str, Any]) -> RunState:
     """A worker that cannot see the controller's files: the plan, the settings it was made with (not this
     machine's command line, ini file or environment), and the controller as the source of the test data."""
-    plan, files, store = worker_setup(config, workerinput)
-    state = RunState(Settings.from_dict(plan.settings), plan, owns_plan=False, store=store)
+    plan, settings, files, store = worker_setup(config, workerinput)
+    state = RunState(settings, plan, owns_plan=False, store=store)
+    if settings.checkers != plan.settings.get("checkers"):
+        state.temporary.append(settings.checkers)  # the copy of the controller's checker folder
     state.remote_files = files
     state.explicit = {"::".join([f.ids.nodeid, *names]) for f in files for names in f.selectors if names}
     # Collected from the plan (collect.PlanRoot at the rootdir), never from this machine's files; the
@@ -216,7 +218,8 @@ class AppsPlugin:
         if gateways.is_remote(node.gateway.spec):
             # the plan in workerinput, the test data over a channel of its own (see remote.py)
             if self._remote is None:
-                self._remote = RemoteWorkers(self.config, self.state.plan, self.state.cases_folder)
+                state = self.state
+                self._remote = RemoteWorkers(self.config, state.plan, state.cases_folder, state.settings)
             node.workerinput.update(self._remote.inputs(node.gateway))
 
     @pytest.hookimpl(optionalhook=True)

@@ -17,6 +17,9 @@ the controller's machine.
   sent back and written there by the controller, where the failure text says they are.
 - The options that select items (`-k`, `-m`, `--deselect`) are taken as the controller parsed them, and with
   `--lf`/`--ff` the controller's last failures replace the worker's own (empty) cache's.
+- A checker folder of the user's (`--apps-checkers PATH`) travels in the plan and is written to a private
+  temporary folder on the worker (checkers are trusted code that the worker runs, like a conftest), removed
+  when it ends; the folder shipped in the package is the worker's own.
 
 The controller answers in the receiver thread of that worker's gateway (each gateway has its own): a file
 read and one send, never an exception. A worker has at most one request in flight.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -36,11 +40,13 @@ from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core import jsontext
+from ..core.settings import Settings
 from ..dataset.index import parse_cases
 from ..dataset.problems import Cases, Problem
 from ..engine.failtext import case_file_texts, write_texts
 from ..engine.result import CaseResult
 from ..judge.cascade import HarnessError
+from ..judge.checkers import BUILTIN, Checkers
 from . import nodeids
 from .nodeids import Argument, FileIds
 from .plan import Plan, plan_data, plan_from_data
@@ -78,23 +84,43 @@ def remote_files(plan: Plan, args: Sequence[Argument], rootdir: Path, invocation
     return out
 
 
-def plan_text(plan: Plan, files: Sequence[RemoteFile]) -> str:
-    """What a remote worker receives in `workerinput`: the plan without programs (nor questions), and its
-    candidate files."""
+def plan_text(plan: Plan, files: Sequence[RemoteFile], checkers: dict[str, str] | None = None) -> str:
+    """What a remote worker receives in `workerinput`: the plan without programs (nor questions), its
+    candidate files, and the checker folder's files when it has one of its own."""
     data = plan_data(plan, full=False)
     data["remote_files"] = [
         {"file": f.file, "ids": f.ids.to_dict(), "selectors": [list(s) for s in f.selectors]} for f in files
     ]
+    data["checker_files"] = checkers
     return jsontext.dumps(data)
 
 
-def read_plan_text(text: str) -> tuple[Plan, list[RemoteFile]]:
+def read_plan_text(text: str) -> tuple[Plan, list[RemoteFile], dict[str, str] | None]:
     data = jsontext.loads(text)
     files = [
         RemoteFile(f["file"], FileIds.from_dict(f["ids"]), tuple(tuple(s) for s in f["selectors"]))
         for f in data.pop("remote_files")
     ]
-    return plan_from_data(Path(data["settings"].get("rootdir") or "."), data), files
+    checkers = data.pop("checker_files", None)
+    return plan_from_data(Path(data["settings"].get("rootdir") or "."), data), files, checkers
+
+
+def checker_files(settings: Settings) -> dict[str, str] | None:
+    """The files of the run's checker folder (`--apps-checkers`), which a worker on another machine cannot
+    read where they are; None without one, or for the folder shipped in the package (every host with
+    pytest-apps has it)."""
+    if not settings.checkers or settings.checkers == BUILTIN:
+        return None
+    checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
+    return {path.name: path.read_text(encoding="utf-8") for path in checkers.files.values()}
+
+
+def put_checkers(files: dict[str, str]) -> str:
+    """A remote worker's copy of the controller's checker folder: a private temporary folder (trusted code,
+    like the controller's; out of its candidates' reach), removed when the worker ends."""
+    folder = tempfile.mkdtemp(prefix="pytest-apps-checkers-")
+    write_texts(folder, sorted(files.items()))
+    return folder
 
 
 # Options that select items on a worker, taken as the controller parsed them: xdist may have rewritten a
@@ -106,10 +132,11 @@ class RemoteWorkers:
     """The controller's side, for all its remote workers: what each one receives in `workerinput`, made once
     (so that a worker replacing a crashed one collects what the others did), and the feeder."""
 
-    def __init__(self, config: Any, plan: Plan, cases_folder: Path) -> None:
+    def __init__(self, config: Any, plan: Plan, cases_folder: Path, settings: Settings) -> None:
         params = config.invocation_params
         args = nodeids.arguments(config.args, params.dir)
-        self.plan_text = plan_text(plan, remote_files(plan, args, config.rootpath, params.dir))
+        files = remote_files(plan, args, config.rootpath, params.dir)
+        self.plan_text = plan_text(plan, files, checker_files(settings))
         self.options = controller_options(config)
         self.feeder = Feeder(plan, cases_folder)
 
@@ -129,10 +156,13 @@ def controller_options(config: Any) -> dict[str, Any]:
     return options
 
 
-def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, list[RemoteFile], RemoteStore]:
-    """A remote worker's plan, candidate files and store, with the controller's selecting options (and last
-    failures) put in place of its own."""
-    plan, files = read_plan_text(workerinput[REMOTE_KEY])
+def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], RemoteStore]:
+    """A remote worker's plan, settings (the controller's, with its checker folder copied here), candidate
+    files and store, with the controller's selecting options (and last failures) put in place of its own."""
+    plan, files, checkers = read_plan_text(workerinput[REMOTE_KEY])
+    settings = Settings.from_dict(plan.settings)
+    if checkers is not None:
+        settings = dataclasses.replace(settings, checkers=put_checkers(checkers))
     options = workerinput.get(OPTIONS_KEY) or {}
     for name in SELECTING_OPTIONS:
         if name in options:
@@ -140,7 +170,7 @@ def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, list[R
     lfplugin = config.pluginmanager.get_plugin("lfplugin")
     if options.get("lastfailed") is not None and lfplugin is not None:
         lfplugin.lastfailed = dict(options["lastfailed"])  # LFPlugin's public attribute, read at collection
-    return plan, files, RemoteStore(workerinput[CHANNEL_KEY])
+    return plan, settings, files, RemoteStore(workerinput[CHANNEL_KEY])
 
 
 class Feeder:

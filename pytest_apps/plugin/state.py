@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ class RunState:
         self.workers_down: list[dict[str, Any]] = []  # the controller's record of xdist workers lost mid-run
         self.remote_files: list[Any] | None = None  # a remote worker's candidate files (remote.RemoteFile)
         self.remote_isolation: dict[str, list[str]] = {}  # the controller's: other machines' isolation layers
+        self.temporary: list[str] = []  # folders this process made for the run, removed when it closes
 
     @staticmethod
     def of(config: Any) -> RunState:
@@ -109,3 +111,5 @@ class RunState:
             self._executor = None
         if self.slot is not None:
             self.slot.close()
+        while self.temporary:
+            shutil.rmtree(self.temporary.pop(), ignore_errors=True)
