@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
@@ -177,6 +177,13 @@ class Settings:
         if data.get("api_key"):
             data["api_key"] = "***"  # the plan and the report are files: no secret goes into them
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Settings:
+        """Settings from `to_dict`'s data (after a trip through JSON: lists become tuples again)."""
+        known = {f.name: f for f in fields(cls)}
+        values = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items() if k in known}
+        return cls(**values)
 
     def path(self, value: str) -> Path:
         """A path option, relative to the rootdir (so workers and the controller agree)."""

@@ -136,7 +136,12 @@ def cases_path(folder: Path, problem: Problem) -> Path:
 
 def read_cases(path: Path, n_cases: int) -> Cases:
     """A problem's first ``n_cases`` tests from its file (a cached file holds them all)."""
-    data = jsontext.loads(path.read_bytes())
+    return parse_cases(path.read_bytes(), n_cases)
+
+
+def parse_cases(text: bytes, n_cases: int) -> Cases:
+    """A problem's first ``n_cases`` tests from the text of its file (read here or sent from elsewhere)."""
+    data = jsontext.loads(text)
     return Cases(data["inputs"][:n_cases], data["outputs"][:n_cases])
 
 

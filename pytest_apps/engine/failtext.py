@@ -28,16 +28,30 @@ def indent(text: str, prefix: str = "    ") -> str:
 def write_case_files(folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:
     """Write a failing case's input (as the program read it) and expected output for debugging by hand:
     `<folder>/<problem>/<test>.in` and `<test>.expected`. Returns the input's path."""
-    target = os.path.join(folder, _safe(problem.id))
-    if target not in _MADE:  # one mkdir per problem, not per failing case
-        os.makedirs(target, exist_ok=True)
-        _MADE.add(target)
+    texts = case_file_texts(problem, index, result)
+    write_texts(folder, texts)
+    return Path(folder, texts[0][0])
+
+
+def case_file_texts(problem: Problem, index: int, result: CaseResult) -> list[tuple[str, str]]:
+    """The files `write_case_files` writes, as (path relative to the folder, text); the input first."""
     raw = result.input
     stdin = stdin_text(raw) if problem.fmt == STDIN else jsontext.dumps(call_args(raw)) + "\n"
-    path = os.path.join(target, f"{index}.in")
-    _write(path, stdin)
-    _write(os.path.join(target, f"{index}.expected"), show(result.expected))
-    return Path(path)
+    target = _safe(problem.id)
+    return [(f"{target}/{index}.in", stdin), (f"{target}/{index}.expected", show(result.expected))]
+
+
+def write_texts(folder: Path | str, texts: list[tuple[str, str]]) -> None:
+    """Write (relative path, text) pairs under `folder`; a path leaving the folder is refused."""
+    for name, text in texts:
+        parts = name.split("/")
+        if name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise ValueError(f"not a plain relative path: {name!r}")
+        target = os.path.join(folder, *parts[:-1])
+        if target not in _MADE:  # one mkdir per problem, not per failing case
+            os.makedirs(target, exist_ok=True)
+            _MADE.add(target)
+        _write(os.path.join(target, parts[-1]), text)
 
 
 _MADE: set[str] = set()
@@ -60,7 +74,8 @@ def _write(path: str, text: str) -> None:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "_"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return safe if safe.strip(".") else "_" * max(len(safe), 1)  # never "", "." or ".."
 
 
 def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | None = None) -> str:

@@ -7,6 +7,7 @@ failure is a pytest *failure*).
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Iterator
@@ -20,22 +21,46 @@ from ..core.outcome import PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
-from ..engine.failtext import failure_text, write_case_files
+from ..engine.failtext import failure_text
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
 from ..judge.cascade import HarnessError
+from .nodeids import wanted
+from .remote import RemoteFile
 from .state import RunState
 from .transport import LOCATION_PREFIX
 
 RECORD_KEY = "apps"
 
 
+class PlanRoot(pytest.Directory):
+    """On a worker that cannot see the controller's files (remote.py): the collection's top, which yields the
+    plan's candidate files named as the controller's pytest names them, instead of what is on this disk."""
+
+    def __init__(self, *, files: list[RemoteFile], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.files = files
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        entries = RunState.of(self.config).plan.by_file()
+        for remote in self.files:
+            ids = remote.ids
+            node = CandidateFile.from_parent(
+                self, path=self.path / (ids.nodeid or ids.name), name=ids.name, nodeid=ids.nodeid,
+                entries=entries[remote.file], remote=remote,
+            )
+            node.extra_keyword_matches.update(ids.folders)  # -k matches the folders above it, as at home
+            yield node
+
+
 class CandidateFile(pytest.File):
     """A file that holds candidate programs: `<id>.py` (one program) or a generations file."""
 
-    def __init__(self, *, entries: list[tuple[Problem, list[Candidate]]], **kwargs: Any) -> None:
+    def __init__(self, *, entries: list[tuple[Problem, list[Candidate]]], remote: RemoteFile | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.entries = entries
+        self.remote = remote  # on a remote worker: the file as the controller names it, and what is selected
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
         first = self.entries[0][1][0] if self.entries and self.entries[0][1] else None
@@ -81,6 +106,18 @@ def case_items(parent: pytest.Collector, problem: Problem, candidate: Candidate)
         )
 
 
+def remote_selected(item: pytest.Item) -> bool:
+    """Whether the controller's command line asks for this item (always, for an item of a local file)."""
+    names: list[str] = []
+    node: Any = item
+    while node is not None and not isinstance(node, CandidateFile):
+        names.append(node.name)
+        node = node.parent
+    if node is None or node.remote is None:
+        return True
+    return wanted(names[::-1], node.remote.selectors)
+
+
 class CaseFailed(Exception):
     """A candidate's failure on one case (not a fault of the harness)."""
 
@@ -105,9 +142,10 @@ class CaseItem(pytest.Item):
         if failed_at and state.settings.fail_fast and self.nodeid not in state.explicit:
             # reported at the item, not at this line, so `-rs` names the skipped case
             raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
-        cases = state.store.get(self.problem)
         try:
-            self.result = run_case(state.executor, self.problem, self.candidate, cases, self.index, state.judging)
+            cases = state.store.get(self.problem)
+            candidate = state.store.program(self.problem, self.candidate)
+            self.result = run_case(state.executor, self.problem, candidate, cases, self.index, state.judging)
         except HarnessError as exc:
             self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
             raise
@@ -122,8 +160,8 @@ class CaseItem(pytest.Item):
             state.failed_at.setdefault(self.key, self.nodeid)
             case_file = None
             if self.result.outcome is not None:
-                case_file = write_case_files(state.cases_folder, self.problem, self.index, self.result)
-                case_file = Path(os.path.relpath(case_file, self.config.invocation_params.dir))
+                case_file = state.store.write_case_files(state.cases_folder, self.problem, self.index, self.result)
+                case_file = Path(os.path.relpath(case_file, state.started_in))
             title = f"problem {self.problem.id} test {self.index}"
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
             raise CaseFailed(failure_text(self.result, title, rerun, case_file))
@@ -143,8 +181,20 @@ class CaseItem(pytest.Item):
             node = node.parent
         if node is None:
             return self.nodeid
-        path = os.path.relpath(node.path, self.config.invocation_params.dir)
+        if node.remote is not None:
+            path = node.remote.ids.shown
+        else:
+            path = os.path.relpath(node.path, self.config.invocation_params.dir)
         return "::".join([path, *reversed(names)])
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's (file relative to the rootdir, line, name); on a remote worker, as the controller names the
+        file (it is not on this machine)."""
+        file = self.getparent(CandidateFile)
+        if file is None or file.remote is None:
+            return super().location
+        return file.remote.ids.location, 0, self.reportinfo()[2]
 
     @property
     def key(self) -> tuple[str, int]:
@@ -161,4 +211,7 @@ class CaseItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, 0, f"{LOCATION_PREFIX}{self.problem.id} test {self.index}"
+        file = self.getparent(CandidateFile)
+        # on a remote worker, the file where it is: on the controller (a skip's location names it)
+        path = Path(file.remote.file) if file is not None and file.remote is not None else self.path
+        return path, 0, f"{LOCATION_PREFIX}{self.problem.id} test {self.index}"

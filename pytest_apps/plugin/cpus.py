@@ -22,11 +22,18 @@ def executor_cpu(mode: str, worker_id: str | None, worker_count: int | None, cpu
     `mode` is auto or off; `worker_id` and `worker_count` are xdist's (None outside xdist); `cpus` are the
     CPUs this process may run on. Workers gw0, gw1, ... take the CPUs in order, wrapping around when there
     are more workers than CPUs."""
-    if mode == "off" or worker_id is None or worker_count is None:
+    if worker_id is None:
+        return None
+    return place_cpu(mode, worker_index(worker_id), worker_count, cpus)
+
+
+def place_cpu(mode: str, index: int | None, count: int | None, cpus: Iterable[int]) -> int | None:
+    """The same for the worker at `index` of the `count` workers on this machine (with xdist on several
+    machines, each machine's workers are counted apart)."""
+    if mode == "off" or index is None or count is None:
         return None
     allowed = sorted(cpus)
-    index = worker_index(worker_id)
-    if index is None or not allowed or worker_count < len(allowed):
+    if not allowed or count < len(allowed):
         return None
     return allowed[index % len(allowed)]
 

@@ -2,8 +2,8 @@
 
 The plugin is dormant unless `--apps`, an `--apps-*` selection option or the ini option `apps` asks for
 it. When active, the controller (or the only process) plans the run before any xdist worker starts;
-workers read that plan, collect ids only, run cases, and send plain records back; the controller rolls
-them up into the report.
+workers read that plan (or, on other machines, receive it: remote.py), collect ids only, run cases, and
+send plain records back; the controller rolls them up into the report.
 """
 
 from __future__ import annotations
@@ -25,19 +25,22 @@ from ..report.baseline_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.rollup import Summary
 from ..report.store import CaseRecords
-from . import transport
+from . import gateways, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
-from .collect import RECORD_KEY, CandidateFile
-from .cpus import available_cpus, executor_cpu, slot_of, xdist_workers
+from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
+from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .options import add_options, is_active
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
+from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
 from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import build_summary, junit_properties, suite_properties, terminal_lines, write_reports
 
-PLAN_KEY = "apps_plan"
+PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on the controller's machine
 SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
+PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its machine's workers, their count)
+ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,37 +49,49 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if config.option.help or not is_active(config.getoption, config.getini):
+    worker = getattr(config, "workerinput", None) or {}
+    if config.option.help or not (REMOTE_KEY in worker or is_active(config.getoption, config.getini)):
         return
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
     sys.set_int_max_str_digits(0)
-    try:
-        # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
-        # which pytest may place elsewhere (e.g. above a dataset path given as an option).
-        settings = resolve(config.getoption, config.getini, str(config.invocation_params.dir))
-    except OptionError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    baseline = None if hasattr(config, "workerinput") else read_baseline(settings)
-    plan, owns = plan_for(config, settings)
-    check_baseline(baseline, settings, plan)
-    config.stash[BASELINE_KEY] = baseline
-    state = RunState(settings, plan, owns_plan=owns)
-    state.explicit = explicit_nodeids(config.args, config.rootpath)
-    worker = getattr(config, "workerinput", None) or {}
+    if REMOTE_KEY in worker:
+        state = remote_state(config, worker)
+        config.stash[BASELINE_KEY] = None
+    else:
+        try:
+            # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
+            # which pytest may place elsewhere (e.g. above a dataset path given as an option).
+            settings = resolve(config.getoption, config.getini, str(config.invocation_params.dir))
+        except OptionError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        baseline = None if worker else read_baseline(settings)
+        plan, owns = plan_for(config, settings)
+        check_baseline(baseline, settings, plan)
+        config.stash[BASELINE_KEY] = baseline
+        state = RunState(settings, plan, owns_plan=owns)
+        state.explicit = explicit_nodeids(config.args, config.rootpath)
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            # Active with no paths given: collect the APPS items only, not the project's own tests.
+            config.args = [str(settings.candidates_path)]
     cpus = available_cpus()
-    state.cpu = executor_cpu(settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"), cpus)
     state.cpus = len(cpus) or 1
+    # the worker's place among the workers of its machine (with several machines, each counts its own)
+    place = worker.get(PLACE_KEY)
+    if place is not None:
+        state.cpu = place_cpu(state.settings.cpu_pinning, place[0], place[1], cpus)
+    else:
+        state.cpu = executor_cpu(state.settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"), cpus)
     if worker:
-        state.workers = int(worker.get("workercount") or 1)
+        state.workers = int(place[1] if place is not None else worker.get("workercount") or 1)
         if worker.get(SLOTS_KEY):  # the run's pool of execution slots on this machine
-            state.slot = Slot(worker[SLOTS_KEY], *slot_of(worker.get("workerid"), cpus))
+            index, count = slot_of(worker.get("workerid"), cpus)
+            if place is not None:
+                index = place[0] % count
+            state.slot = Slot(worker[SLOTS_KEY], index, count)
     else:
         state.workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
     config.stash[STATE_KEY] = state
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
-        # Active with no paths given: collect the APPS items only, not the project's own tests.
-        config.args = [str(settings.candidates_path)]
     if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
@@ -90,15 +105,30 @@ def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
         folder = Path(workerinput[PLAN_KEY])
         if not (folder / PLAN_FILE).is_file():
             raise pytest.UsageError(
-                f"apps: this worker cannot read the run plan at {folder}; remote xdist gateways need the "
-                "controller's temporary folder and the candidates at the same paths (see the README, "
-                "'Beyond one machine')"
+                f"apps: this worker cannot read the run plan at {folder}, which a popen gateway without a "
+                "chdir reads from the controller's machine; give gateways on other machines as ssh (see "
+                "the README, 'Beyond one machine')"
             )
         return load_plan(folder), False
     try:
         return build_plan(settings, progress=progress_printer(config)), True
     except (DatasetError, CandidateError) as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def remote_state(config: pytest.Config, workerinput: dict[str, Any]) -> RunState:
+    """A worker that cannot see the controller's files: the plan, the settings it was made with (not this
+    machine's command line, ini file or environment), and the controller as the source of the test data."""
+    plan, settings, files, store = worker_setup(config, workerinput)
+    state = RunState(settings, plan, owns_plan=False, store=store)
+    if settings.checkers != plan.settings.get("checkers"):
+        state.temporary.append(settings.checkers)  # the copy of the controller's checker folder
+    state.remote_files = files
+    state.explicit = {"::".join([f.ids.nodeid, *names]) for f in files for names in f.selectors if names}
+    # Collected from the plan (collect.PlanRoot at the rootdir), never from this machine's files; the
+    # command line's paths are the controller's and were matched against the plan there.
+    config.args = [str(config.rootpath)]
+    return state
 
 
 def explicit_nodeids(args: list[str], rootdir: Path) -> set[str]:
@@ -133,6 +163,8 @@ class AppsPlugin:
         # names this run's pools of execution slots (one per machine its workers run on)
         self.run_name = getattr(config, "workerinput", {}).get(SLOTS_KEY) or uuid.uuid4().hex[:16]
         self.scheduler: Any = None  # the xdist scheduler, on the controller
+        self.specs: list[Any] = []  # the controller's xdist gateway specs
+        self._remote: RemoteWorkers | None = None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
@@ -143,6 +175,19 @@ class AppsPlugin:
         # Only our collector may take a candidate file: pytest's python plugin would import a
         # candidate `.py` named on the command line, running candidate code inside pytest.
         return [CandidateFile.from_parent(parent, path=file_path, entries=entries)]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
+        if self.state.remote_files is None or path != self.config.rootpath:
+            return None
+        return PlanRoot.from_parent(parent, path=path, files=self.state.remote_files)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """On a remote worker, what the controller's command line named (`file::names`), as pytest's own
+        collection narrows it where the files are (silently: those items were never collected there)."""
+        if self.state.remote_files is not None:
+            items[:] = [item for item in items if remote_selected(item)]
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -164,9 +209,41 @@ class AppsPlugin:
         return transport.unpack(data)
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
+        self.specs = list(specs)
+        if any(gateways.is_remote(spec) for spec in self.specs):
+            gateways.pass_command_line(config, [str(a) for a in config.invocation_params.args])
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
         node.workerinput[SLOTS_KEY] = self.run_name
+        node.workerinput[PLACE_KEY] = gateways.machine_place(node.gateway.spec, self.specs)
+        if gateways.is_remote(node.gateway.spec):
+            # the plan in workerinput, the test data over a channel of its own (see remote.py)
+            if self._remote is None:
+                state = self.state
+                self._remote = RemoteWorkers(self.config, state.plan, state.cases_folder, state.settings)
+            node.workerinput.update(self._remote.inputs(node.gateway))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        layers = (getattr(node, "workeroutput", None) or {}).get(ISOLATION_KEY)
+        if layers is not None and gateways.is_remote(node.gateway.spec):
+            # another machine's fences; the report claims only what every machine had
+            self.state.remote_isolation[gateways.machine_of(node.gateway.spec)] = list(layers)
+        if error is None:
+            return
+        # before xdist takes the node's work back: what it had been given and not finished
+        sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
+        self.state.workers_down.append(gateways.down_record(node, error, gateways.unfinished(sched, node)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        for down in self.state.workers_down:
+            if down["worker"] == worker and not down["crashed"]:
+                down["crashed"] = crashitem
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.is_worker:
@@ -211,6 +288,8 @@ class AppsPlugin:
         if not self.is_worker:  # for the report; asked before the executor is closed
             self.state.isolation()
             self.state.machine_speed()
+        elif self.state.started():
+            self.config.workeroutput[ISOLATION_KEY] = self.state.isolation()  # type: ignore[attr-defined]
         self.state.close()
         if self.is_worker:
             return

@@ -10,6 +10,9 @@ When the dataset's problem index is cached (`dataset/index.py`), nothing is pars
 `n_cases` are read from there. Those folders are never modified once in place, so pointing at them is as
 safe as a copy and costs nothing (a copy of the full split would be a gigabyte; a hard link can fail
 across file systems). The plan folder is removed at the end; the cache is not.
+
+A worker on another machine reads neither: it receives the plan as data and each problem's test file from
+the controller (`remote.py`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from ..core.settings import Settings
 from ..dataset import index
 from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, Selection, SkippedRow
+from ..engine.failtext import write_case_files
+from ..engine.result import CaseResult
 
 PLAN_FILE = "plan.json"
 
@@ -97,23 +102,43 @@ def build_plan(
         candidates=candidates,
         cases_dir=loaded.cases_dir,
     )
-    _write_json(
-        folder / PLAN_FILE,
-        {
-            "settings": plan.settings,
-            "source": plan.source,
-            "problems": [p.to_dict() for p in plan.problems],
-            "skipped": [s.to_dict() for s in plan.skipped],
-            "missing": plan.missing,
-            "candidates": {pid: [c.to_dict() for c in cs] for pid, cs in candidates.items()},
-            "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
-        },
-    )
+    _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
 
 
+def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
+    """The plan as plain data. Not `full`: without what only the controller uses (program and model text,
+    question and starter code), for a worker on another machine, which asks for a problem's programs with
+    its test data (see remote.py)."""
+
+    def candidate(c: Candidate) -> dict[str, Any]:
+        data = c.to_dict()
+        if not full:
+            data["code"] = data["raw"] = None
+        return data
+
+    def problem(p: Problem) -> dict[str, Any]:
+        data = p.to_dict()
+        if not full:
+            data["question"] = data["starter_code"] = ""
+        return data
+
+    return {
+        "settings": plan.settings,
+        "source": plan.source,
+        "problems": [problem(p) for p in plan.problems],
+        "skipped": [s.to_dict() for s in plan.skipped],
+        "missing": plan.missing,
+        "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
+        "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
+    }
+
+
 def load_plan(folder: Path) -> Plan:
-    data = json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8"))
+    return plan_from_data(folder, json.loads((Path(folder) / PLAN_FILE).read_text(encoding="utf-8")))
+
+
+def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
     return Plan(
         folder=Path(folder),
         settings=data["settings"],
@@ -154,6 +179,14 @@ class CaseStore:
         else:
             self._cache.move_to_end(problem.id)
         return cases
+
+    def program(self, problem: Problem, candidate: Candidate) -> Candidate:
+        """The candidate with its program: here the plan's own (a remote worker's store fetches it)."""
+        return candidate
+
+    def write_case_files(self, folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:
+        """Write a failing case's input and expected output into `folder`; returns the input's path."""
+        return write_case_files(folder, problem, index, result)
 
 
 def _write_json(path: Path, data: Any) -> None:

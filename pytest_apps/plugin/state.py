@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,12 @@ BACKSTOP_MARGIN = 30.0  # seconds above the case limit before pytest-timeout ste
 
 
 class RunState:
-    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool) -> None:
+    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool, store: Any = None) -> None:
         self.settings = settings
         self.plan = plan
         self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
-        self.store = CaseStore(plan)
+        # where a problem's test data comes from: the plan's files, or the controller (remote.RemoteStore)
+        self.store = store if store is not None else CaseStore(plan)
         self._executor: Executor | None = None
         self.cpu: int | None = None  # the CPU this process's executor is kept on (see cpus.py)
         self.slot: Slot | None = None  # this worker's execution slot in the run's pool (see executor/slots.py)
@@ -35,6 +37,10 @@ class RunState:
         self._closed = False
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
+        self.workers_down: list[dict[str, Any]] = []  # the controller's record of xdist workers lost mid-run
+        self.remote_files: list[Any] | None = None  # a remote worker's candidate files (remote.RemoteFile)
+        self.remote_isolation: dict[str, list[str]] = {}  # the controller's: other machines' isolation layers
+        self.temporary: list[str] = []  # folders this process made for the run, removed when it closes
 
     @staticmethod
     def of(config: Any) -> RunState:
@@ -53,6 +59,11 @@ class RunState:
         wait for its slot while the workers sharing it run theirs, each at most the wall-clock backstop."""
         sharers = -(-self.workers // self.slot.count) if self.slot is not None else 1
         return pytest.mark.timeout(self.limits().wall_backstop * sharers + BACKSTOP_MARGIN, method="signal")
+
+    @property
+    def started_in(self) -> Path:
+        """Where the run was started (on the controller): paths shown to the user are relative to it."""
+        return Path(self.settings.rootdir)
 
     @property
     def cases_folder(self) -> Path:
@@ -88,6 +99,10 @@ class RunState:
             self._isolation = self.executor.isolation() if not self._closed else []
         return self._isolation
 
+    def started(self) -> bool:
+        """Whether this process started its executor (ran a case)."""
+        return self._executor is not None
+
     def close(self) -> None:
         """Stops the executor's server. Asking for the isolation layers afterwards starts none."""
         self._closed = True
@@ -96,3 +111,5 @@ class RunState:
             self._executor = None
         if self.slot is not None:
             self.slot.close()
+        while self.temporary:
+            shutil.rmtree(self.temporary.pop(), ignore_errors=True)

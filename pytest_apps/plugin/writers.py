@@ -123,14 +123,35 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
     lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
-    return lines + judging_lines(summary, state.settings.judge)
+    return lines + judging_lines(summary, state.settings.judge) + [down_line(down) for down in state.workers_down]
+
+
+def down_line(down: dict[str, Any]) -> str:
+    """A worker lost mid-run, for the terminal: its problems' cases that did not run count as not run."""
+    where = f" on {down['machine']}" if down["machine"] != "localhost" else ""
+    count = "an unknown number of" if down["unfinished"] is None else str(down["unfinished"])
+    crashed = f", running {down['crashed']}" if down["crashed"] else ""
+    return (f"worker {down['worker']}{where} went down ({down['error'] or 'no reason given'}){crashed}: "
+            f"{count} cases it had been given had not finished there")
 
 
 def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
-    doc["isolation"] = state.isolation()
+    doc.update(isolation_fields(state.isolation(), state.remote_isolation))
     doc["machine"] = machine_figures(state)
+    if state.workers_down:  # (absent otherwise: the report of a run that lost none is the usual one)
+        doc["workers_down"] = list(state.workers_down)
     return doc
+
+
+def isolation_fields(here: list[str], machines: dict[str, list[str]]) -> dict[str, Any]:
+    """The report's `isolation`: this machine's layers, less any that a machine running workers lacked;
+    where the machines differ, `isolation_by_machine` too."""
+    common = [layer for layer in here if all(layer in other for other in machines.values())]
+    fields: dict[str, Any] = {"isolation": common}
+    if any(other != here for other in machines.values()):
+        fields["isolation_by_machine"] = {"localhost": here, **machines}
+    return fields
 
 
 def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:

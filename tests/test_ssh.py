@@ -1,0 +1,224 @@
+"""xdist over ssh with nothing shared: a real OpenSSH server (tests/sshserver.py) whose sessions see an empty
+/tmp, while the controller keeps everything it reads and writes under /tmp (the pytester folder with a copy
+of the dataset and the candidates, the plan folder, the index cache). The remote workers get the plan and the
+test data through execnet only.
+
+Skipped, with the reason, where the machine cannot run the server (no OpenSSH, not root); `.ci/run` installs
+OpenSSH.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from sshserver import ALIAS, SshServer, Unavailable
+from test_checkers import permutation_project
+
+from conftest import read_report, run
+
+# The real rows, minus 7 and 17, whose most common programs time out on a hundred tests (minutes of waiting
+# that show nothing more): 19 problems, every one of their 2,000 tests.
+REAL_IDS = "15,16,18,19,20,203,747,771,1079,1303,3040,3177,4001,4002,4003,4004,4245,4559,4655"
+
+
+@pytest.fixture(scope="module")
+def sshd() -> SshServer:
+    server = SshServer()
+    try:
+        server.start()
+    except Unavailable as exc:
+        pytest.skip(f"no test ssh server: {exc}")
+    yield server
+    server.stop()
+
+
+def tx(server: SshServer, workers: int = 2) -> str:
+    """The README's recipe: `N*ssh=HOST//python=PYTHON`, here with the test server's ssh_config."""
+    return f"{workers}*ssh={ALIAS}//ssh_config={server.config}//python={sys.executable}"
+
+
+TIMINGS = ("time", "memory", "cpu_time", "wall_time", "borderline")  # measured anew in every run
+
+
+def comparable(report: dict) -> dict:
+    """A report without what differs between two runs of the same programs: what is measured (times,
+    memory, which verdicts came near the time limit, the machine's speed), the report's own path, and
+    whether the problem index was built or found in the cache."""
+    report = json.loads(json.dumps(report))
+    for key in ("wall_time", "borderline"):
+        report["summary"].pop(key, None)
+    report.get("machine", {}).pop("speed", None)
+    report["settings"].pop("report")
+    report["source"].pop("index")
+    for problem in report["problems"]:
+        for test in problem["tests"]:
+            for key in TIMINGS:
+                test.pop(key, None)
+    return report
+
+
+def junit_cases(path: Path) -> dict[tuple[str, str], str]:
+    """(classname, name) -> outcome of every test case of a JUnit file."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        out[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+    return out
+
+
+def remote_entries(server: SshServer) -> list[str]:
+    """What the test host's sessions see in /tmp and in xdist's remote folder (~/pyexecnetcache)."""
+    found = server.ssh("cd /tmp && find . ~/pyexecnetcache -mindepth 1")
+    assert found.returncode == 0, found.stderr
+    return found.stdout.split()
+
+
+def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
+    sshd: SshServer, pytester: pytest.Pytester, shared_data: Path
+) -> None:
+    assert pytester.path.is_relative_to("/tmp") and os.environ["PYTEST_APPS_CACHE"].startswith("/tmp/")
+    assert sshd.ssh(f"test -e {pytester.path} || echo absent").stdout.strip() == "absent"
+    (pytester.path / "rows.jsonl").write_bytes((shared_data / "apps_test_rows.jsonl").read_bytes())
+    (pytester.path / "cands.jsonl").write_bytes((shared_data / "candidates.jsonl").read_bytes())
+    base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands.jsonl", "--apps-only", REAL_IDS,
+            "--apps-select", "most-common", "--apps-max-tests", "0", "--apps-timeout", "1"]
+    run(pytester, *base, "-n", "2", "--apps-report", "reports/local.json", "--junitxml", "local.xml")
+    local_cases = {p: p.read_bytes() for p in (pytester.path / "reports" / "cases").rglob("*") if p.is_file()}
+    assert local_cases
+    for path in local_cases:
+        path.unlink()
+    before = remote_entries(sshd)
+    # no --rsyncdir, no chdir, no shared folder: xdist's default remote folder on the test host
+    remote = run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--apps-report", "reports/ssh.json",
+                 "--junitxml", "ssh.xml")
+    assert "not relative to an rsync root" not in remote.stdout.str() + remote.stderr.str()
+    assert sshd.log().count("Accepted publickey") >= 2  # the workers did log in over ssh
+
+    local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
+    assert over_ssh["summary"]["tests_run"] == over_ssh["summary"]["tests_total"] > 1900  # every test ran
+    assert "workers_down" not in over_ssh
+    assert comparable(over_ssh) == comparable(local)
+    # the same node ids and outcomes, test by test, as pytest reports them
+    assert junit_cases(pytester.path / "ssh.xml") == junit_cases(pytester.path / "local.xml")
+    # failing cases' files were written on the controller, where the failure text says they are
+    remote_cases = {p: p.read_bytes() for p in (pytester.path / "reports" / "cases").rglob("*") if p.is_file()}
+    assert remote_cases == local_cases
+    assert "input written to reports/cases/" in remote.stdout.str()
+    # nothing of the run is left on the test host
+    assert remote_entries(sshd) == before
+
+
+def test_the_controllers_checker_folder_reaches_the_ssh_workers(sshd: SshServer, pytester: pytest.Pytester) -> None:
+    """A checker folder under the controller's /tmp, which the test host cannot see: its checker still decides
+    the problem's tests there, and its copy is gone when the workers end."""
+    base = permutation_project(pytester)[:-2]  # (without its --rootdir: a remote pytest would look for it)
+    before = remote_entries(sshd)
+    run(pytester, *base, "-n", "2", "--apps-checkers", "mine", "--apps-report", "reports/local.json")
+    run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--apps-checkers", "mine",
+        "--apps-report", "reports/ssh.json")
+    local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
+    assert [t["step"] for t in over_ssh["problems"][0]["tests"]] == ["checker"] * 3
+    assert over_ssh["problems"][0]["verdict"] == "pass"
+    assert comparable(over_ssh) == comparable(local)
+    assert remote_entries(sshd) == before
+
+
+def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytester: pytest.Pytester) -> None:
+    """Kill one remote worker while it runs cases, with xdist's restarts off: what it had not finished is
+    reported as not run (its problems incomplete) and the report names it; nothing that did not run passes."""
+    folder = pytester.path / "slow"
+    folder.mkdir()
+    for solution in (Path(__file__).resolve().parent.parent / "solutions").glob("*.py"):
+        (folder / solution.name).write_text("import time\ntime.sleep(1)\n" + solution.read_text())
+    args = [sys.executable, "-m", "pytest", "-p", "no:benchmark", "-p", "no:cacheprovider",
+            "--apps-dataset", "sample", "--apps-limit", "6", "--apps-candidates", "slow",
+            "--dist", "loadscope", "--tx", tx(sshd), "--max-worker-restart", "0",
+            "--junitxml", "junit.xml", "-rA"]
+    controller = subprocess.Popen(args, cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+    try:
+        victim, seen_in_tmp = running_worker(sshd, controller)
+        # the host is lost: its worker and everything the worker started end at once
+        tree = [victim, *descendants(victim)]
+        for pid in tree:
+            os.kill(pid, signal.SIGKILL)
+        out, _ = controller.communicate(timeout=300)
+    finally:
+        if controller.poll() is None:
+            controller.kill()
+    text = out.decode(errors="replace")
+    assert controller.returncode == 1, text
+    # while it ran, the remote side held no test data on disk: its /tmp had only the children's work folders
+    # (and the run's execution slots: empty lock files)
+    assert all(name.startswith(("./pytest-apps-exec-", "./pytest-apps-slots-")) for name in seen_in_tmp), seen_in_tmp
+
+    report = read_report(pytester)
+    [down] = report["workers_down"]
+    assert down["machine"] == ALIAS and down["unfinished"] >= 1 and down["crashed"], down
+    assert f"worker {down['worker']} on {ALIAS} went down" in text
+    summary = report["summary"]
+    assert summary["tests_run"] < summary["tests_total"] and summary["incomplete"] >= 1
+    problems = {p["id"]: p for p in report["problems"]}
+    crashed_problem = down["crashed"].split("/")[-1].split(".py")[0]
+    assert problems[crashed_problem]["verdict"] == "incomplete"
+    for problem in problems.values():
+        if problem["verdict"] == "pass":
+            assert problem["tests_run"] == problem["tests_total"]
+    # what the report counts as passed is exactly what pytest saw pass, case by case
+    passed_in_report = {(f"slow.{p['id']}", f"test_{t['case']}") for p in problems.values() for t in p["tests"]
+                        if t["kind"] == "pass"}
+    junit = junit_cases(pytester.path / "junit.xml")
+    assert passed_in_report == {key for key, outcome in junit.items() if outcome == "passed"}
+    assert junit[(f"slow.{crashed_problem}", down["crashed"].split("::")[-1])] in ("failure", "error")
+
+
+def running_worker(server: SshServer, controller: subprocess.Popen[bytes], timeout: float = 120.0
+                   ) -> tuple[int, list[str]]:
+    """A remote worker (pid) whose executor has been running cases for a moment, and what the test host's
+    /tmp held then."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert controller.poll() is None, "the run ended before a worker could be stopped"
+        workers = {parent(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
+        workers.discard(None)
+        if workers:
+            time.sleep(1.5)  # a case or two in, well before its problem's last case
+            tmp = server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split()
+            return min(workers), tmp
+        time.sleep(0.1)
+    raise AssertionError("no remote worker started its executor")
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (ppid := parent(int(entry.name))) is not None:
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def parent(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
