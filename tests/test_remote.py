@@ -289,3 +289,52 @@ def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(
     a, b = read_report(broken_project, "reports/local.json"), read_report(broken_project, "reports/mixed.json")
     assert comparable(b) == comparable(a)
     assert [p["first_failure"] for p in b["problems"]] == [p["first_failure"] for p in a["problems"]]
+
+
+def test_a_worker_lost_before_its_first_case_fails_the_run(sample_project: pytest.Pytester):
+    """xdist with restarts off stops the run when a worker dies; one that dies before running anything leaves
+    no crashed test to fail, so pytest alone would exit 0 with nothing run. The cases that never ran make
+    the run incomplete: exit status 1, said in the summary and the JSON report."""
+    sample_project.makeconftest(
+        """
+        import os
+        import pytest
+
+        @pytest.hookimpl(tryfirst=True)  # before the worker sends its collection: it is given no case
+        def pytest_collection_finish(session):
+            if os.environ.get("PYTEST_XDIST_WORKER") == "gw0":
+                os._exit(3)  # the host is lost before the worker runs a case
+        """
+    )
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-limit", "4", "--apps-candidates", "solutions",
+                 "-n", "2", "--max-worker-restart", "0")
+    assert result.ret == 1, result.stdout.str()
+    report = read_report(sample_project)
+    [down] = report["workers_down"]
+    assert down["worker"] == "gw0" and not down["crashed"]
+    assert report["cases_not_run"] == report["summary"]["tests_total"] - report["summary"]["tests_run"] > 0
+    assert report["summary"]["strict_accuracy"] < 1.0
+    result.stdout.fnmatch_lines([f"*{report['cases_not_run']} selected cases never ran because a worker was lost*"])
+
+
+def test_a_worker_replaced_after_a_crash_finishes_the_run(sample_project: pytest.Pytester):
+    """With xdist's restarts on, the lost worker's cases run on its replacement: nothing is missing, and the
+    exit status is pytest's (0 when everything passed)."""
+    sample_project.makeconftest(
+        """
+        import os
+        import pytest
+
+        @pytest.hookimpl(tryfirst=True)  # before the worker sends its collection: it is given no case
+        def pytest_collection_finish(session):
+            if os.environ.get("PYTEST_XDIST_WORKER") == "gw0" and not os.path.exists("lost-once"):
+                open("lost-once", "w").close()
+                os._exit(3)
+        """
+    )
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-limit", "4", "--apps-candidates", "solutions",
+                 "-n", "2")
+    report = read_report(sample_project)
+    assert report["summary"]["tests_run"] == report["summary"]["tests_total"], result.stdout.str()
+    assert report["cases_not_run"] == 0 and len(report["workers_down"]) == 1
+    assert result.ret == 0, result.stdout.str()

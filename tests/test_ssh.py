@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sshserver import ALIAS, SshServer, Unavailable
@@ -144,17 +147,18 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
             "--junitxml", "junit.xml", "-rA"]
     controller = subprocess.Popen(args, cwd=pytester.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT)
+    output = Output(controller)
     try:
-        victim, seen_in_tmp = running_worker(sshd, controller)
+        victim, seen_in_tmp = running_worker(sshd, controller, output)
         # the host is lost: its worker and everything the worker started end at once
         tree = [victim, *descendants(victim)]
         for pid in tree:
             os.kill(pid, signal.SIGKILL)
-        out, _ = controller.communicate(timeout=300)
+        controller.wait(timeout=300)
     finally:
         if controller.poll() is None:
             controller.kill()
-    text = out.decode(errors="replace")
+    text = output.text(wait=True)
     assert controller.returncode == 1, text
     # while it ran, the remote side held no test data on disk: its /tmp had only the children's work folders
     # (and the run's execution slots: empty lock files)
@@ -180,21 +184,38 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
     assert junit[(f"slow.{crashed_problem}", down["crashed"].split("::")[-1])] in ("failure", "error")
 
 
-def running_worker(server: SshServer, controller: subprocess.Popen[bytes], timeout: float = 120.0
-                   ) -> tuple[int, list[str]]:
-    """A remote worker (pid) whose executor has been running cases for a moment, and what the test host's
-    /tmp held then."""
+class Output:
+    """A process's output as it comes (read by a thread), so that a test can wait for a line of it."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self._chunks: list[bytes] = []
+        self._thread = threading.Thread(target=self._read, args=(process.stdout,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(4096), b""):
+            self._chunks.append(chunk)
+
+    def text(self, wait: bool = False) -> str:
+        if wait:
+            self._thread.join(60)
+        return b"".join(self._chunks).decode(errors="replace")
+
+
+def running_worker(server: SshServer, controller: subprocess.Popen[bytes], output: Output,
+                   timeout: float = 120.0) -> tuple[int, list[str]]:
+    """A remote worker (pid) once the run's first test has finished (every case sleeps a second, so both
+    workers are then in the middle of one), and what the test host's /tmp held then."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert controller.poll() is None, "the run ended before a worker could be stopped"
+        assert controller.poll() is None, "the run ended before a worker could be stopped:\n" + output.text()
         workers = {parent(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
         workers.discard(None)
-        if workers:
-            time.sleep(1.5)  # a case or two in, well before its problem's last case
+        if workers and re.search(r"\[\d+ items?\]\s*\n\s*[.FEsx]", output.text()):  # a test's progress mark
             tmp = server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split()
             return min(workers), tmp
-        time.sleep(0.1)
-    raise AssertionError("no remote worker started its executor")
+        time.sleep(0.05)
+    raise AssertionError("no remote worker ran a case:\n" + output.text())
 
 
 def descendants(pid: int) -> list[int]:

@@ -105,6 +105,18 @@ def unfinished(sched: Any, node: Any) -> list[str] | None:
     return [nodeid for unit in work[node].values() for nodeid, done in unit.items() if not done]
 
 
+def never_ran(sched: Any, finished: int, planned: int) -> int:
+    """How many selected tests did not finish, given how many did: the cases a lost worker took with it, and
+    those of a run xdist stopped because of it. Selected: what the workers collected (after deselection),
+    or, when xdist stopped before it had every worker's collection, any worker's it has, else ``planned``."""
+    collection = getattr(sched, "collection", None)
+    if not collection:
+        collections = list((getattr(sched, "registered_collections", None) or {}).values())
+        collection = max(collections, key=len) if collections else None
+    total = len(collection) if collection else planned
+    return max(0, total - finished)
+
+
 def down_record(node: Any, error: object, pending: list[str] | None) -> dict[str, Any]:
     """What the report says of a worker that went down."""
     return {

@@ -163,6 +163,7 @@ class AppsPlugin:
         # names this run's pools of execution slots (one per machine its workers run on)
         self.run_name = getattr(config, "workerinput", {}).get(SLOTS_KEY) or uuid.uuid4().hex[:16]
         self.scheduler: Any = None  # the xdist scheduler, on the controller
+        self.finished = 0  # tests whose last report reached the controller
         self.specs: list[Any] = []  # the controller's xdist gateway specs
         self._remote: RemoteWorkers | None = None
 
@@ -263,6 +264,8 @@ class AppsPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        if report.when in ("teardown", "???"):  # a test's last report; "???": a worker crashed running it
+            self.finished += 1
         if report.failed and self.scheduler is not None:
             self.scheduler.note_failure(report.nodeid)
         # Take our record out before --junitxml sees it: a dict property is noise there.
@@ -294,6 +297,9 @@ class AppsPlugin:
         if self.is_worker:
             return
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
+        if self.state.workers_down:
+            sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
+            self.state.cases_not_run = gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"])
         comparison = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None))
         self.comparison = None if comparison is None else comparison.to_dict()
         self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
@@ -301,6 +307,9 @@ class AppsPlugin:
         gates_passed = passed([self.gate, self.regression])  # either failing fails the run
         if gates_passed is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             session.exitstatus = pytest.ExitCode.OK if gates_passed else pytest.ExitCode.TESTS_FAILED
+        if self.state.cases_not_run and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            # a run that lost cases with a worker is not a pass (nor "no tests": xdist stopped before any ran)
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:

@@ -38,6 +38,7 @@ class RunState:
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
         self.workers_down: list[dict[str, Any]] = []  # the controller's record of xdist workers lost mid-run
+        self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere
         self.remote_files: list[Any] | None = None  # a remote worker's candidate files (remote.RemoteFile)
         self.remote_isolation: dict[str, list[str]] = {}  # the controller's: other machines' isolation layers
         self.temporary: list[str] = []  # folders this process made for the run, removed when it closes

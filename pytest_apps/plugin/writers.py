@@ -123,7 +123,11 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
 def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
     lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
-    return lines + judging_lines(summary, state.settings.judge) + [down_line(down) for down in state.workers_down]
+    lost = [down_line(down) for down in state.workers_down]
+    if state.cases_not_run:
+        lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
+                    "incomplete (exit status 1)")
+    return lines + judging_lines(summary, state.settings.judge) + lost
 
 
 def down_line(down: dict[str, Any]) -> str:
@@ -141,6 +145,7 @@ def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
     doc["machine"] = machine_figures(state)
     if state.workers_down:  # (absent otherwise: the report of a run that lost none is the usual one)
         doc["workers_down"] = list(state.workers_down)
+        doc["cases_not_run"] = state.cases_not_run
     return doc
 
 
