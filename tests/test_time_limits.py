@@ -26,6 +26,11 @@ from pytest_apps.plugin.cpus import available_cpus, slot_of, xdist_workers
 BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {cpu}:\n    pass\nprint({out!r})\n"
 
 
+# One after another on one xdist worker: each of these loads the machine on purpose (busy neighbours, -n 8
+# runs), and two at once would measure each other rather than the harness.
+pytestmark = pytest.mark.xdist_group("time-limits")
+
+
 @contextmanager
 def busy(cpus: set[int], count: int = 1):
     """`count` processes spinning on `cpus` beside the test (a CI neighbour, a second evaluation)."""
