@@ -105,6 +105,25 @@ def comparable(report: dict) -> list:
              [(t["case"], t.get("sample"), t["kind"], t["step"]) for t in p["tests"]]) for p in report["problems"]]
 
 
+def by_test(report: dict) -> dict:
+    """Each test's verdict and timing, by (problem, sample, case): to show what differs between runs."""
+    return {(p["id"], t.get("sample"), t["case"]): (t["kind"], t["step"], t.get("borderline"), t["time"])
+            for p in report["problems"] for t in p["tests"]}
+
+
+def show_differences(name: str, mine: dict, reference: dict, limit: int = 10) -> None:
+    """The tests whose verdict differs from the first run's, with their own times and borderline flags: a
+    verdict within the time limit's band may flip between runs whatever the scheduling."""
+    keys = sorted(set(mine) | set(reference), key=str)
+    differ = [k for k in keys if (mine.get(k) or ())[:2] != (reference.get(k) or ())[:2]]
+    if not differ:
+        return
+    fragile = sum(1 for k in differ if (mine.get(k) or (0, 0, False))[2] or (reference.get(k) or (0, 0, False))[2])
+    print(f"    {len(differ)} tests differ from the first run ({fragile} of them borderline in either run):")
+    for k in differ[:limit]:
+        print(f"      problem {k[0]} sample {k[1]} test {k[2]}: first run {reference.get(k)}, {name} {mine.get(k)}")
+
+
 class Runner:
     def __init__(self, work: Path, rows: Path, only: str | None = None) -> None:
         self.work, self.rows, self.only = work, rows, only
@@ -138,7 +157,7 @@ class Runner:
                 where.setdefault(line.split()[-1].split("::")[0], set()).add(line.split("]")[0][1:])
         probes = {p.stem: json.loads(p.read_text()) for p in self.probes.glob("*.json")}
         return {"wall": wall, "time": test_time, "floor": test_time / workers, "own": own_time / workers,
-                "records": comparable(doc),
+                "records": comparable(doc), "by_test": by_test(doc),
                 "tests": doc["summary"]["tests_run"], "split": sorted(c for c, w in where.items() if len(w) > 1),
                 "probes": probes, "start": start, "end": start + wall, "workers": workers}
 
@@ -186,6 +205,7 @@ def main() -> None:
         on_ratios, off_ratios, n1 = [], [], []
         same = True
         reference = None
+        first_tests: dict = {}
         for round_ in range(1, opts.rounds + 1):
             print(f"\nround {round_} (load average {os.getloadavg()[0]:.1f})", flush=True)
             plan = [(2, "on"), (2, "off")] if round_ % 2 else [(2, "off"), (2, "on")]
@@ -196,7 +216,9 @@ def main() -> None:
                 r = results[(workers, stealing)] = runner.run(workers, stealing)
                 show(f"-n {workers}, stealing {stealing}", r)
                 reference = reference or r["records"]
+                first_tests = first_tests or r["by_test"]
                 same = same and r["records"] == reference
+                show_differences(f"-n {workers}, stealing {stealing}", r["by_test"], first_tests)
             on, off = results[(2, "on")], results[(2, "off")]
             on_ratios.append(on["wall"] / on["floor"])
             off_ratios.append(off["wall"] / off["floor"])
