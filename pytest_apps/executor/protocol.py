@@ -53,11 +53,26 @@ def write_all(fd: int, data: bytes) -> None:
 
 
 def send_frame(fd: int, header: dict, blobs: list[bytes] = ()) -> None:
+    """A frame in one gathered write where the pipe takes it: one wake-up of the reader, not one per part
+    (a frame of a header and three blobs cost about 2 ms a test in four writes)."""
     header = dict(header, blobs=[len(b) for b in blobs])
     h = json.dumps(header).encode()
-    write_all(fd, struct.pack(">I", len(h)) + h)
-    for b in blobs:
-        write_all(fd, b)
+    write_parts(fd, [struct.pack(">I", len(h)) + h, *blobs])
+
+
+def write_parts(fd: int, parts: list[bytes]) -> None:
+    views = [memoryview(p) for p in parts if len(p)]
+    while views:
+        try:
+            n = os.writev(fd, views)
+        except InterruptedError:
+            continue
+        while n:
+            if n >= len(views[0]):
+                n -= len(views.pop(0))
+            else:
+                views[0] = views[0][n:]
+                n = 0
 
 
 def recv_frame(fd: int) -> tuple[dict, list[bytes]]:
