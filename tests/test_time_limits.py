@@ -18,7 +18,7 @@ import pytest
 from conftest import read_report, run
 from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT
 from pytest_apps.executor import Executor, Limits, Program
-from pytest_apps.executor.clock import own_time
+from pytest_apps.executor.clock import OwnClock, own_time, task_times
 from pytest_apps.executor.machine import timing_figures
 from pytest_apps.executor.slots import Slot, pool_folder, remove_pool
 from pytest_apps.plugin.cpus import available_cpus, slot_of, xdist_workers
@@ -71,6 +71,31 @@ def test_own_time_is_wall_minus_the_wait_for_a_cpu_or_the_cpu_time_of_all_tasks(
     assert own_time(wall=3.0, delay=2.0, cpu=0.9) == 1.0  # waited 2 s for a CPU: not its time
     assert own_time(wall=3.0, delay=0.0, cpu=0.1) == 3.0  # blocked (sleeping, reading a pipe): its time
     assert own_time(wall=1.0, delay=0.2, cpu=2.0) == 2.0  # two busy threads: their CPU time
+
+
+def test_a_sample_knows_a_program_that_is_runnable_from_one_that_is_blocked():
+    """The kernel counts a wait for a CPU only once the task runs again, so a sample must tell a runnable
+    program (running, or waiting for a CPU: not judged on a sample where it got no CPU) from a blocked one."""
+    spinning = subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"])
+    sleeping = subprocess.Popen([sys.executable, "-c", "import time\ntime.sleep(60)\n"])
+    try:
+        time.sleep(0.3)
+        runnable: set[int] = set()
+        task_times(spinning.pid, runnable)
+        task_times(sleeping.pid, runnable)
+        assert spinning.pid in runnable and sleeping.pid not in runnable
+        for process, busy_now in ((spinning, True), (sleeping, False)):
+            clock = OwnClock(process.pid)
+            clock.start()
+            clock.sample()
+            time.sleep(0.2)
+            clock.sample()
+            assert not clock.waiting  # running (its CPU time grew) or blocked (not runnable): judged either way
+            assert (clock.cpu > 0.05) == busy_now
+    finally:
+        for process in (spinning, sleeping):
+            process.kill()
+            process.wait()
 
 
 def test_a_busy_neighbour_on_the_same_cpu_does_not_cost_the_program_its_verdict():

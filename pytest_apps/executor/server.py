@@ -303,7 +303,7 @@ class Server:
             if now >= next_sample or now >= own_deadline:
                 clock.sample()
                 next_sample = now + SAMPLE_INTERVAL
-                if clock.own(now - t0) >= stop_at:
+                if clock.own(now - t0) >= stop_at and not clock.waiting:
                     reason = RUN_TIMEOUT
                     break
                 own_deadline = t0 + clock.delay + stop_at
