@@ -86,12 +86,16 @@ def test_a_sample_knows_a_program_that_is_runnable_from_one_that_is_blocked():
         assert spinning.pid in runnable and sleeping.pid not in runnable
         for process, busy_now in ((spinning, True), (sleeping, False)):
             clock = OwnClock(process.pid)
-            clock.start()
-            clock.sample()
+            clock.start(time.monotonic())
             time.sleep(0.2)
-            clock.sample()
-            assert not clock.waiting  # running (its CPU time grew) or blocked (not runnable): judged either way
+            clock.sample(time.monotonic())
+            time.sleep(0.2)
+            clock.sample(time.monotonic())
             assert (clock.cpu > 0.05) == busy_now
+            # running: a wait since it last ran may be uncounted, at most since the sample before the last one
+            # at which it got a CPU (here: the one before last); blocked: every wait is counted
+            assert (0.15 < clock.pending < 0.5) if busy_now else clock.pending == 0.0
+            assert clock.settled(0.4) == max(0.4 - clock.delay - clock.pending, clock.cpu)
     finally:
         for process in (spinning, sleeping):
             process.kill()

@@ -23,9 +23,10 @@ one interval of its figures, which only makes the own time larger (stricter), ne
 
 The kernel adds a wait for a CPU to `run_delay` only when the task gets the CPU, so while a task is still
 waiting, that wait is missing and looks like blocked (own) time. On a machine loaded far beyond its CPUs a
-program can wait most of a second (seen: 0.7 s of a 1.8 s wall time, beside 24 busy processes): a sample on
-which the program is runnable yet got no CPU since the sample before is not used to stop it; it is judged
-once it has run again (then the wait is counted), or at the wall-clock backstop.
+program can wait most of a second (seen: 0.7 s of a 1.8 s wall time, beside 24 busy processes): a running program
+is stopped on the least own time it can have had (`OwnClock.settled`: less the longest wait that may not be
+counted yet), which for a program that does get its CPU is at most one sample interval less than its own
+time; the verdict itself is taken on the exact figures once the program has ended.
 
 Standard library only: the server imports this as part of its private package.
 """
@@ -70,26 +71,33 @@ class OwnClock:
     over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
     while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
 
-    __slots__ = ("pid", "tasks", "base", "waiting")
+    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending")
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self.tasks: dict[int, tuple[int, int]] = {}
         self.base = (0, 0)  # the leader's figures when the test was handed over
-        self.waiting = False  # at the last sample: runnable, yet no CPU time since the sample before
+        self.previous = 0.0  # when the last sample was taken (time.monotonic)
+        self.since = 0.0  # the program has had a CPU at some moment after this time
+        self.pending = 0.0  # at the last sample: the longest wait for a CPU the kernel may not have counted yet
 
-    def start(self) -> None:
+    def start(self, now: float) -> None:
         self.base = leader_times(self.pid) or (0, 0)
+        self.previous = self.since = now
 
-    def sample(self) -> None:
-        """Read every task's figures. The kernel adds a wait for a CPU to a task's figures only once the task
-        gets the CPU, so a program that has been waiting since the last sample looks as if it were blocked
-        (its own time): `waiting` says so, and the caller does not judge the program on that sample."""
+    def sample(self, now: float) -> None:
+        """Read every task's figures at time `now`. The kernel adds a wait for a CPU to a task's figures only
+        once the task gets the CPU, so a runnable program may be waiting since it last ran, uncounted: at most
+        since the sample before the last one at which its CPU time grew. `pending` is that bound (0 when no
+        task is runnable: a blocked task's waits are all counted), and `settled` subtracts it."""
         before = self.cpu
         runnable: set[int] = set()
         for tid, figures in task_times(self.pid, runnable).items():
             self._keep(tid, figures)
-        self.waiting = bool(runnable) and self.cpu <= before
+        if self.cpu > before:
+            self.since = self.previous
+        self.previous = now
+        self.pending = now - self.since if runnable else 0.0
 
     def finish(self) -> None:
         figures = leader_times(self.pid)
@@ -119,6 +127,11 @@ class OwnClock:
 
     def own(self, wall: float) -> float:
         return own_time(wall, self.delay, self.cpu)
+
+    def settled(self, wall: float) -> float:
+        """The least own time the program can have had at the last sample: what a running program is stopped
+        on (once it has ended, `finish` has counted every wait, and `own` is exact)."""
+        return own_time(wall, self.delay + self.pending, self.cpu)
 
 
 def leader_times(pid: int) -> tuple[int, int] | None:

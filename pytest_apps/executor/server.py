@@ -271,8 +271,8 @@ class Server:
         pid, pidfd = sp["pid"], sp["pidfd"]
         out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
         clock = OwnClock(pid)
-        clock.start()
         t0 = time.monotonic()
+        clock.start(t0)
         try:
             send_go(sp["go_w"], go, go_blobs)
         except BrokenPipeError:  # it died (with its zygote) since it was found alive: its exit says so below
@@ -301,9 +301,9 @@ class Server:
             now = time.monotonic()
             own_deadline = t0 + clock.delay + stop_at  # the earliest its own time can reach stop_at
             if now >= next_sample or now >= own_deadline:
-                clock.sample()
+                clock.sample(now)
                 next_sample = now + SAMPLE_INTERVAL
-                if clock.own(now - t0) >= stop_at and not clock.waiting:
+                if clock.settled(now - t0) >= stop_at:
                     reason = RUN_TIMEOUT
                     break
                 own_deadline = t0 + clock.delay + stop_at
@@ -341,8 +341,11 @@ class Server:
             if not open_fds and self._done(rep) is not None:
                 # every pipe is closed after the child's last words: it has nothing more to say
                 break
-        wall = time.monotonic() - t0
         self._kill(pid)
+        if pidfd is not None and not exited:
+            # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
+            select.select([pidfd], [], [], 1.0)
+        wall = time.monotonic() - t0
         clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
         own = clock.own(wall)
         if reason is None and own >= lim["timeout"]:
