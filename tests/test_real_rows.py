@@ -166,8 +166,14 @@ def test_every_test_gets_the_same_verdict_at_n2_and_n8(pytester: pytest.Pytester
     run(pytester, *base, "-n", "2", "--apps-report", "n2.json")
     run(pytester, *base, "-n", "8", "--apps-report", "n8.json")
     n2, n8 = read_report(pytester, "n2.json"), read_report(pytester, "n8.json")
-    per_test = lambda r: {(p["id"], t.get("sample", 0), t["case"]): t["kind"]  # noqa: E731
+    per_test = lambda r: {(p["id"], t.get("sample", 0), t["case"]): t  # noqa: E731
                           for p in r["problems"] for t in p["tests"]}
-    assert len(per_test(n2)) == n2["summary"]["tests_total"] > 5_000
-    assert per_test(n2) == per_test(n8)
+    a, b = per_test(n2), per_test(n8)
+    assert len(a) == n2["summary"]["tests_total"] > 5_000 and a.keys() == b.keys()
+    # A program's own CPU time varies from run to run by itself (17/model_0 on test 10, run alone six times in
+    # a row: 2.8 to 3.5 s of CPU against the 4 s limit), so a verdict may change only where one of the two
+    # runs flagged it as fragile (within 15% of the limit), and only rarely.
+    differ = [k for k in a if a[k]["kind"] != b[k]["kind"]]
+    assert all(a[k]["borderline"] or b[k]["borderline"] for k in differ), [(k, a[k], b[k]) for k in differ]
+    assert len(differ) <= 3, differ
     assert n8["machine"]["children_at_once"] == n2["machine"]["children_at_once"]
