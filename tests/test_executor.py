@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -400,3 +402,18 @@ def test_close_is_idempotent_and_stops_server():
     time.sleep(0.05)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_string_hashing_is_the_same_in_every_executor():
+    """Children fork from the server's interpreter, so its hash seed is theirs: fixed (0, as the children's
+    PYTHONHASHSEED says), a program that prints a set of strings prints it in the same order on every worker,
+    every run and every machine with this Python."""
+    src = "print(hash('abc'), list({'apple', 'pear', 'fig', 'kiwi', 'plum'}))"
+    seen = set()
+    for _ in range(3):
+        with Executor(Limits(timeout=5.0)) as ex:
+            seen.add(ex.run_stdin(Program(src), "").stdout)
+    assert len(seen) == 1
+    # the same as a fresh interpreter with the seed fixed
+    fresh = subprocess.run([sys.executable, "-c", src], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True)
+    assert seen == {fresh.stdout}

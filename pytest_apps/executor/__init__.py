@@ -182,12 +182,15 @@ class Executor:
             return self._proc
         self._stop_server()
         proc = subprocess.Popen(
-            [sys.executable, "-I", SERVER_SCRIPT],
+            # -P -s (of -I): no script folder or user site on sys.path; not -E, so that the fixed hash seed
+            # below applies: the children fork from this interpreter, and a program that prints a set of
+            # strings must print it in the same order on every worker and every run
+            [sys.executable, "-P", "-s", SERVER_SCRIPT],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,
             close_fds=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"},
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
             start_new_session=True,  # Ctrl-C in the terminal goes to pytest, which closes us
         )
         self._proc = proc
