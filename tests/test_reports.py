@@ -99,3 +99,32 @@ def test_every_option_is_documented_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text()
     missing = [opt.flag for opt in OPTIONS if f"| `{opt.flag}" not in readme]
     assert not missing, f"options missing from the README's table: {missing}"
+
+
+def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(
+    broken_project: pytest.Pytester,  # noqa: F811
+) -> None:
+    import io
+    import json
+
+    from pytest_apps.core.jsontext import write_laid_out
+
+    run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5")
+    text = (broken_project.path / "reports/apps-report.json").read_text()
+    report = json.loads(text)
+    tests = [t for p in report["problems"] for t in p["tests"]]
+    assert tests
+    lines = {line.rstrip(",") for line in text.splitlines()}
+    for test in tests:  # one line each, at the depth json.dump(indent=1) puts it
+        assert "    " + json.dumps(test) in lines
+    # any document reads back the same, non-str keys spelled as json.dump spells them, and with the
+    # levels laid out the text is json.dump's own
+    odd = {"a": {1: [1.5, None, True], 2.5: {}, None: [], "b": {"c": {"d": {"e": ["deep"]}}}}, "n": 12345}
+    for document in (report, odd):
+        mine, theirs = io.StringIO(), io.StringIO()
+        write_laid_out(document, mine)
+        json.dump(document, theirs, indent=1)
+        assert json.loads(mine.getvalue()) == json.loads(theirs.getvalue())
+    mine = io.StringIO()
+    write_laid_out(odd, mine, levels=10)
+    assert mine.getvalue() == json.dumps(odd, indent=1)

@@ -3,12 +3,12 @@ the terminal summary, JUnit properties, and the JSON, HTML and predictions files
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..core import jsontext
 from ..core.record import CaseRecord
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
@@ -212,7 +212,7 @@ def write_json(state: RunState, summary: Summary, document: dict[str, Any] | Non
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
     with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
-        json.dump(document, fh, indent=1)
+        jsontext.write_laid_out(document, fh)
         fh.write("\n")
     os.replace(tmp, path)
     return path
