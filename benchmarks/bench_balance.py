@@ -26,6 +26,12 @@ candidate's cases on one worker, as `--dist loadscope` does) in the same round, 
 drifts; each round prints its own ratios. Beside them: how long each worker sat idle before the last
 worker finished, the candidates whose cases ran on both workers, and whether every report holds the same
 per-test records.
+
+Runs print as pytest prints by default, as `pytest -n 8` runs (-v's line per test adds about 0.2 ms of CPU
+a test, in the controller and in the workers, which write it too). Beside each round's -n 2 runs: pytest-xdist by itself, the same number of
+tests doing nothing on the same workers, without our plugin. Its wall time is what pytest's own protocol and
+xdist's traffic cost for that many items on this machine, which any harness that makes each test a pytest
+item pays; (floor + that) / floor is the least wall/floor such a harness could print here.
 """
 
 from __future__ import annotations
@@ -45,11 +51,11 @@ REPO = Path(__file__).resolve().parent.parent
 TARGET = 1.15
 
 PROBE = '''
-"""Benchmark probe: when each process ran its first and last test, and how many it ran."""
+"""Benchmark probe: when each process ran its first and last test, how many it ran, and which files."""
 import json, os, time
 import pytest
 
-_T = {"first": None, "last": None, "tests": 0, "busy": 0.0}
+_T = {"first": None, "last": None, "tests": 0, "busy": 0.0, "files": set()}
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -61,13 +67,14 @@ def pytest_runtest_protocol(item, nextitem):
     _T["last"] = time.time()
     _T["tests"] += 1
     _T["busy"] += _T["last"] - start
+    _T["files"].add(item.nodeid.split("::")[0])
 
 
 def pytest_sessionfinish(session):
     wi = getattr(session.config, "workerinput", None)
     if wi and _T["tests"]:
         with open(os.path.join(os.environ["BENCH_PROBE_DIR"], wi["workerid"] + ".json"), "w") as f:
-            json.dump(_T, f)
+            json.dump(dict(_T, files=sorted(_T["files"])), f)
 '''
 
 
@@ -137,7 +144,7 @@ class Runner:
         report = self.work / "report.json"
         env = dict(os.environ, BENCH_PROBE_DIR=str(self.probes), PYTEST_APPS_CACHE=str(self.work / "cache"))
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(self.work), env.get("PYTHONPATH", "")]))
-        cmd = [sys.executable, "-m", "pytest", "-v", "-p", "_bench_probe", "-p", "no:cacheprovider",
+        cmd = [sys.executable, "-m", "pytest", "-p", "_bench_probe", "-p", "no:cacheprovider",
                "-p", "no:benchmark", "--apps-dataset", str(self.rows), "--apps-candidates", "gens",
                "--apps-max-tests", "0", "--apps-report", str(report), "-n", str(workers),
                "--apps-work-stealing", stealing, *(["--apps-only", self.only] if self.only else [])]
@@ -151,15 +158,32 @@ class Runner:
         tests = [t for p in doc["problems"] for t in p["tests"]]
         test_time = sum(t.get("wall_time", t["time"]) for t in tests)
         own_time = sum(t["time"] for t in tests)
-        where: dict[str, set[str]] = {}
-        for line in proc.stdout.splitlines():
-            if line.startswith("[gw") and " gens/" in line:
-                where.setdefault(line.split()[-1].split("::")[0], set()).add(line.split("]")[0][1:])
         probes = {p.stem: json.loads(p.read_text()) for p in self.probes.glob("*.json")}
+        where: dict[str, set[str]] = {}
+        for wid, probe in probes.items():
+            for file in probe["files"]:
+                where.setdefault(file, set()).add(wid)
         return {"wall": wall, "time": test_time, "floor": test_time / workers, "own": own_time / workers,
                 "records": comparable(doc), "by_test": by_test(doc),
                 "tests": doc["summary"]["tests_run"], "split": sorted(c for c, w in where.items() if len(w) > 1),
                 "probes": probes, "start": start, "end": start + wall, "workers": workers}
+
+
+    def alone(self, tests: int, workers: int) -> float:
+        """Wall time of pytest-xdist by itself: as many tests as the real run, each doing nothing, on as many
+        workers, printed as pytest prints by default; our plugin not loaded."""
+        folder = self.work / "alone"
+        folder.mkdir(exist_ok=True)
+        (folder / "test_alone.py").write_text(
+            f"import pytest\n\n\n@pytest.mark.parametrize('case', range({tests}))\n"
+            "def test_case(case):\n    assert case >= 0\n")
+        cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:benchmark", "-p", "no:apps",
+               "-n", str(workers), "test_alone.py"]
+        start = time.time()
+        proc = subprocess.run(cmd, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"pytest failed (exit {proc.returncode}): {' '.join(cmd[3:])}\n{proc.stdout[-2000:]}")
+        return time.time() - start
 
 
 def show(name: str, r: dict) -> None:
@@ -202,7 +226,7 @@ def main() -> None:
               f"{f' (run: problems {opts.only})' if opts.only else ''}, every test; this process may use "
               f"{len(os.sched_getaffinity(0))} CPUs; load average now {os.getloadavg()[0]:.1f}", flush=True)
         runner = Runner(work, data / "apps_test_rows.jsonl", opts.only)
-        on_ratios, off_ratios, n1 = [], [], []
+        on_ratios, off_ratios, n1, least_ratios = [], [], [], []
         same = True
         reference = None
         first_tests: dict = {}
@@ -220,6 +244,13 @@ def main() -> None:
                 same = same and r["records"] == reference
                 show_differences(f"-n {workers}, stealing {stealing}", r["by_test"], first_tests)
             on, off = results[(2, "on")], results[(2, "off")]
+            xdist = runner.alone(on["tests"], 2)
+            least = (on["floor"] + xdist) / on["floor"]
+            beyond = on["wall"] / (on["floor"] + xdist)
+            print(f"  pytest-xdist by itself, {on['tests']} tests that do nothing at -n 2: {xdist:.1f} s "
+                  f"({1000 * xdist / on['tests']:.2f} ms a test); so the least wall/floor of any harness made of "
+                  f"pytest items: {least:.2f}; stealing on, wall / (floor + that): {beyond:.2f}", flush=True)
+            least_ratios.append(least)
             on_ratios.append(on["wall"] / on["floor"])
             off_ratios.append(off["wall"] / off["floor"])
             print(f"  -n 2 wall, stealing on / off: {on['wall'] / off['wall']:.2f}")
@@ -230,6 +261,8 @@ def main() -> None:
         ratio = statistics.median(on_ratios)
         print(f"  -n 2 wall/floor, stealing on:  {ratio:.2f}   target <= {TARGET}   {'ok' if ratio <= TARGET else 'MISSED'}")
         print(f"  -n 2 wall/floor, stealing off: {statistics.median(off_ratios):.2f}")
+        print(f"  -n 2 least wall/floor with pytest-xdist's own time per test and nothing else: "
+              f"{statistics.median(least_ratios):.2f}")
         if n1:
             print(f"  -n 1 wall, stealing on / off:  {statistics.median(n1):.2f}   target <= 1.00 (within noise)")
         print(f"  every run's per-test records the same: {same}")
