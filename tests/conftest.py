@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import tempfile
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,30 @@ def read_report(pytester: pytest.Pytester, name: str = "reports/apps-report.json
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """pytest in a real subprocess, as users run it (our plugin from its entry point)."""
     return pytester.runpytest_subprocess("-p", "no:benchmark", *args)
+
+
+def descendants_of(pid: int) -> set[int]:
+    """Every process below `pid`, from /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def junit_outcomes(path: Path) -> dict[tuple[str, str], str]:
+    """(classname, name) -> outcome of every test case of a JUnit file."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        out[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+    return out

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest_apps
+from conftest import descendants_of
 
 SSHD = "/usr/sbin/sshd"
 ALIAS = "testhost"
@@ -130,7 +131,7 @@ class SshServer:
         """Every process the server started (its sessions and what they run), by pid."""
         if self.process is None:
             return []
-        return sorted(_descendants(self.process.pid))
+        return sorted(descendants_of(self.process.pid))
 
     def log(self) -> str:
         try:
@@ -141,19 +142,14 @@ class SshServer:
     def stop(self) -> None:
         """End the server and everything it started (by pid), and remove its files."""
         if self.process is not None:
-            pids = [self.process.pid, *_descendants(self.process.pid)]
-            for pid in pids:
-                _signal(pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-            for pid in pids:
-                _signal(pid, signal.SIGKILL)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+            pids = [self.process.pid, *descendants_of(self.process.pid)]
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for pid in pids:
+                    _signal(pid, sig)
+                try:
+                    self.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
             self.process = None
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -172,19 +168,3 @@ def _signal(pid: int, sig: int) -> None:
     except (ProcessLookupError, PermissionError):
         pass
 
-
-def _descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.add(child)
-            todo.append(child)
-    return out

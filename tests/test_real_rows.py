@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import descendants_of, read_report, run
 
 RIGHT = {"15": "VichyTong/CodeJudge", "4004": "janphilippfranken/printllama"}  # sources report 1.0
 WRONG = {  # sources report 0.0 of the tests passed
@@ -48,21 +48,6 @@ def cmdline(pid: int) -> str:
         return f"{pid} (gone)"
 
 
-def descendants_of(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = set(), [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.add(child)
-            todo.append(child)
-    return out
 
 
 def args_for(shared: Path, pytester: pytest.Pytester, *extra: str) -> list[str]:

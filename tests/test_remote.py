@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import execnet
 import pytest
-from test_plugin import BROKEN
+from test_plugin import BROKEN, broken_project  # noqa: F401 (broken_project: the fixture)
 from test_plugin import comparable as plugin_comparable
 from xdist import workermanage
 from xdist.dsession import DSession
 from xdist.scheduler import LoadScopeScheduling
 
-from conftest import read_report, run
+from conftest import junit_outcomes, read_report, run
 from pytest_apps.plugin import gateways, nodeids
 from pytest_apps.plugin.nodeids import Argument, FileIds
 
@@ -39,21 +38,6 @@ def remote_tx(tmp_path_factory: pytest.TempPathFactory, workers: int = 2) -> str
     return f"{workers}*popen//chdir={tmp_path_factory.mktemp('remote-cwd')}"
 
 
-def junit_ids(path: Path) -> dict[tuple[str, str], str]:
-    out = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
-        out[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
-    return out
-
-
-@pytest.fixture
-def broken_project(sample_project: pytest.Pytester) -> pytest.Pytester:
-    folder = sample_project.path / "solutions"
-    for pid, code in BROKEN.items():
-        (folder / f"{pid}.py").write_text(code)
-    (folder / "900004.py").unlink()
-    return sample_project
 
 
 # -- node ids, as pytest gives them ---------------------------------------------------------------------------
@@ -229,7 +213,7 @@ def test_workers_that_cannot_see_the_files_report_what_local_workers_report(
     local, far = read_report(broken_project, "reports/local.json"), read_report(broken_project, "reports/remote.json")
     assert comparable(far) == comparable(local)
     assert [p["first_failure"] for p in far["problems"]] == [p["first_failure"] for p in local["problems"]]
-    assert junit_ids(broken_project.path / "remote.xml") == junit_ids(broken_project.path / "local.xml")
+    assert junit_outcomes(broken_project.path / "remote.xml") == junit_outcomes(broken_project.path / "local.xml")
     assert {p.name: p.read_bytes() for p in (broken_project.path / "reports" / "cases").rglob("*.*")} == local_files
     remote.stdout.fnmatch_lines(["*input written to reports/cases/900001/0.in*"])
 

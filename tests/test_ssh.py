@@ -17,7 +17,6 @@ import subprocess
 import sys
 import threading
 import time
-import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ import pytest
 from sshserver import ALIAS, SshServer, Unavailable
 from test_checkers import permutation_project
 
-from conftest import read_report, run
+from conftest import descendants_of, junit_outcomes, read_report, run
 
 # The real rows, minus 7 and 17, whose most common programs time out on a hundred tests (minutes of waiting
 # that show nothing more): 19 problems, every one of their 2,000 tests.
@@ -68,14 +67,6 @@ def comparable(report: dict) -> dict:
     return report
 
 
-def junit_cases(path: Path) -> dict[tuple[str, str], str]:
-    """(classname, name) -> outcome of every test case of a JUnit file."""
-    out = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
-        out[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
-    return out
-
 
 def remote_entries(server: SshServer) -> list[str]:
     """What the test host's sessions see in /tmp and in xdist's remote folder (~/pyexecnetcache)."""
@@ -110,7 +101,7 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     assert "workers_down" not in over_ssh
     assert comparable(over_ssh) == comparable(local)
     # the same node ids and outcomes, test by test, as pytest reports them
-    assert junit_cases(pytester.path / "ssh.xml") == junit_cases(pytester.path / "local.xml")
+    assert junit_outcomes(pytester.path / "ssh.xml") == junit_outcomes(pytester.path / "local.xml")
     # failing cases' files were written on the controller, where the failure text says they are
     remote_cases = {p: p.read_bytes() for p in (pytester.path / "reports" / "cases").rglob("*") if p.is_file()}
     assert remote_cases == local_cases
@@ -151,7 +142,7 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
     try:
         victim, seen_in_tmp = running_worker(sshd, controller, output)
         # the host is lost: its worker and everything the worker started end at once
-        tree = [victim, *descendants(victim)]
+        tree = [victim, *descendants_of(victim)]
         for pid in tree:
             os.kill(pid, signal.SIGKILL)
         controller.wait(timeout=300)
@@ -179,7 +170,7 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
     # what the report counts as passed is exactly what pytest saw pass, case by case
     passed_in_report = {(f"slow.{p['id']}", f"test_{t['case']}") for p in problems.values() for t in p["tests"]
                         if t["kind"] == "pass"}
-    junit = junit_cases(pytester.path / "junit.xml")
+    junit = junit_outcomes(pytester.path / "junit.xml")
     assert passed_in_report == {key for key, outcome in junit.items() if outcome == "passed"}
     assert junit[(f"slow.{crashed_problem}", down["crashed"].split("::")[-1])] in ("failure", "error")
 
@@ -217,18 +208,6 @@ def running_worker(server: SshServer, controller: subprocess.Popen[bytes], outpu
         time.sleep(0.05)
     raise AssertionError("no remote worker ran a case:\n" + output.text())
 
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and (ppid := parent(int(entry.name))) is not None:
-            children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
 
 
 def cmdline(pid: int) -> bytes:
