@@ -7,6 +7,7 @@ import os
 import shutil
 import tempfile
 import xml.etree.ElementTree as ET
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,14 @@ def junit_outcomes(path: Path) -> dict[tuple[str, str], str]:
         kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
         out[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
     return out
+
+
+@contextmanager
+def on_cpus(cpus: set[int]):
+    """pytest subprocesses started inside run on `cpus` only (they inherit this process's affinity)."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, cpus)
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, before)

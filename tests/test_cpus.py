@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
 
 import pytest
-from conftest import read_report, run
+from conftest import on_cpus, read_report, run
 
 from pytest_apps.plugin.cpus import executor_cpu, worker_index
 from pytest_apps.executor import Executor, Limits, Program
@@ -65,17 +64,6 @@ def test_a_cpu_this_process_may_not_use_leaves_the_executor_unpinned():
         out = ex.run_stdin(Program(AFFINITY), "")
         assert (out.status, out.stdout) == ("exited", f"{sorted(available_cpus())}\n")
         assert ex.pinned is None
-
-
-@contextmanager
-def on_cpus(cpus: set[int]):
-    """pytest subprocesses started inside run on `cpus` only (they inherit this process's affinity)."""
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, cpus)
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, before)
 
 
 @pytest.mark.parametrize("workers, mode, pinned", [("2", "auto", True), ("2", "off", False), ("1", "auto", False)])

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from conftest import read_report, run
+from conftest import on_cpus, read_report, run
 from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor.clock import OwnClock, own_time, task_times
@@ -44,17 +44,6 @@ def busy(cpus: set[int], count: int = 1):
         for p in procs:
             p.kill()
             p.wait()
-
-
-@contextmanager
-def on_cpus(cpus: set[int]):
-    """pytest subprocesses started inside run on `cpus` only (they inherit this process's affinity)."""
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, cpus)
-    try:
-        yield
-    finally:
-        os.sched_setaffinity(0, before)
 
 
 def two_cpus() -> set[int]:
