@@ -2,7 +2,7 @@
 
 The pytest process (an xdist worker, which has threads) never forks and never runs candidate code: it
 talks over two pipes to a separate single-threaded server process (`server.py`, started lazily with
-`python -I serve.py`), which compiles each program once and runs each test in a child forked ahead of time
+`python -P -s serve.py`), which compiles each program once and runs each test in a child forked ahead of time
 by its zygote (`zygote.py`). The child fences itself in (process group, rlimits, clean environment, fresh
 working directory, no capabilities, Landlock, no network; `child.py`, `fence.py`) and runs the program; the
 server watches it from outside (wall clock, output bytes), kills its whole process group and every leftover

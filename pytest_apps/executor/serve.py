@@ -1,4 +1,4 @@
-"""The executor server's entry point: `python -I serve.py`.
+"""The executor server's entry point: `python -P -s serve.py`.
 
 Loads this folder's modules as a private package, so that the server and its children import neither the
 rest of pytest_apps nor anything named after it (a candidate finds no pytest objects to patch).

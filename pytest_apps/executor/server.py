@@ -1,6 +1,6 @@
 """The server: one per pytest worker, single-threaded, standard library only.
 
-Started by `pytest_apps.executor.Executor` as `python -I serve.py`. It speaks the framed protocol
+Started by `pytest_apps.executor.Executor` as `python -P -s serve.py`. It speaks the framed protocol
 (`protocol.py`) on its stdin/stdout, compiles each program once (`compiler.py`), and runs each test in a
 child that the zygote (`zygote.py`) forked ahead of time and that fenced itself (`child.py`). It watches
 the child from outside (wall clock, output bytes, exit), kills its process group and every descendant
