@@ -67,7 +67,7 @@ def pytest_runtest_protocol(item, nextitem):
     _T["last"] = time.time()
     _T["tests"] += 1
     _T["busy"] += _T["last"] - start
-    _T["files"].add(item.nodeid.split("::")[0])
+    _T["files"].add(os.path.relpath(str(item.path), os.getcwd()))
 
 
 def pytest_sessionfinish(session):
