@@ -28,10 +28,11 @@ worker finished, the candidates whose cases ran on both workers, and whether eve
 per-test records.
 
 Runs print as pytest prints by default, as `pytest -n 8` runs (-v's line per test adds about 0.2 ms of CPU
-a test, in the controller and in the workers, which write it too). Beside each round's -n 2 runs: pytest-xdist by itself, the same number of
-tests doing nothing on the same workers, without our plugin. Its wall time is what pytest's own protocol and
-xdist's traffic cost for that many items on this machine, which any harness that makes each test a pytest
-item pays; (floor + that) / floor is the least wall/floor such a harness could print here.
+a test in all, in the controller and in the workers, which write it too). Beside each round's -n 2 runs:
+pytest-xdist by itself, the same number of tests doing nothing on the same workers, without our plugin. Its
+wall time is what pytest's own protocol and xdist's traffic cost for that many items on this machine, which
+any harness that makes each test a pytest item pays; (floor + that) / floor is the least wall/floor such a
+harness could print here.
 """
 
 from __future__ import annotations
