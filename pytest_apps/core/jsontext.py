@@ -1,7 +1,8 @@
-"""JSON text to Python values, without the 4300-digit limit on integers.
+"""JSON text to and from Python values, without the 4300-digit limit on integers, and the report's layout.
 
 APPS data and candidates' return values may hold integers longer than `int(str)` accepts by default;
-`Decimal` converts them without that limit.
+`Decimal` converts them without that limit. `write_laid_out` writes a large document readably at the C
+encoder's speed.
 """
 
 from __future__ import annotations

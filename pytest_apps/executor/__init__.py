@@ -45,8 +45,8 @@ SERVER_MARGIN = 10.0
 
 @functools.lru_cache(maxsize=8)
 def _wire(limits: Limits) -> dict:
-    """`limits` as the server reads them (made once per Limits: dataclasses.asdict per test showed in profiles).
-    The server never changes the dict it receives."""
+    """`limits` as the server reads them, made once per Limits (dataclasses.asdict per test showed in profiles):
+    one dict shared by every request, which nothing may change."""
     return asdict(limits)
 
 
