@@ -169,7 +169,6 @@ class Runner:
                 "tests": doc["summary"]["tests_run"], "split": sorted(c for c, w in where.items() if len(w) > 1),
                 "probes": probes, "start": start, "end": start + wall, "workers": workers}
 
-
     def alone(self, tests: int, workers: int) -> float:
         """Wall time of pytest-xdist by itself: as many tests as the real run, each doing nothing, on as many
         workers, printed as pytest prints by default; our plugin not loaded."""

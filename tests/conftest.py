@@ -1,4 +1,4 @@
-"""Fixtures shared by the project's tests: the bundled sample, broken candidates, the shared APPS data."""
+"""Fixtures and helpers shared by the project's tests: the bundled sample, broken candidates, the shared APPS data."""
 
 from __future__ import annotations
 

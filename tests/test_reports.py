@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from conftest import REPO, read_report, run
+from pytest_apps.core.jsontext import write_laid_out
 from test_plugin import broken_project  # noqa: F401  (fixture)
 
 
@@ -104,11 +107,6 @@ def test_every_option_is_documented_in_the_readme() -> None:
 def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(
     broken_project: pytest.Pytester,  # noqa: F811
 ) -> None:
-    import io
-    import json
-
-    from pytest_apps.core.jsontext import write_laid_out
-
     run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5")
     text = (broken_project.path / "reports/apps-report.json").read_text()
     report = json.loads(text)
