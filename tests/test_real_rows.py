@@ -48,8 +48,6 @@ def cmdline(pid: int) -> str:
         return f"{pid} (gone)"
 
 
-
-
 def args_for(shared: Path, pytester: pytest.Pytester, *extra: str) -> list[str]:
     # option values that are paths could make pytest choose the shared folder as rootdir: pin it here
     return ["--apps-dataset", str(shared / "apps_test_rows.jsonl"), "--rootdir", str(pytester.path), *extra]

@@ -38,8 +38,6 @@ def remote_tx(tmp_path_factory: pytest.TempPathFactory, workers: int = 2) -> str
     return f"{workers}*popen//chdir={tmp_path_factory.mktemp('remote-cwd')}"
 
 
-
-
 # -- node ids, as pytest gives them ---------------------------------------------------------------------------
 
 def test_file_ids_follow_pytests_rules(tmp_path: Path) -> None:
@@ -201,7 +199,7 @@ def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() ->
 # -- end to end, through popen gateways with a chdir ----------------------------------------------------------
 
 def test_workers_that_cannot_see_the_files_report_what_local_workers_report(
-    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     run(broken_project, *base, "-n", "2", "--apps-report", "reports/local.json", "--junitxml", "local.xml")
@@ -224,7 +222,7 @@ def test_workers_that_cannot_see_the_files_report_what_local_workers_report(
     ("--deselect", "solutions/900001.py::test_1", "--apps-fail-fast"),
 ], ids=["node-ids", "-k", "deselect-fail-fast"])
 def test_the_command_lines_selection_is_the_same_on_remote_workers(
-    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, selection: tuple[str, ...]
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, selection: tuple[str, ...]  # noqa: F811
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", *selection)
     # (one worker each: the selection is what differs, not the scheduling)
@@ -239,7 +237,7 @@ def test_the_command_lines_selection_is_the_same_on_remote_workers(
 
 
 def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
-    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     far = ("--tx", remote_tx(tmp_path_factory, 1), "--dist", "loadscope")
@@ -252,7 +250,7 @@ def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
 
 
 def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(
-    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
 ) -> None:
     """xdist stops a run whose workers collected different node ids: a local and a remote worker side by
     side, on a generations file of samples kept outside the rootdir, give the local run's report."""

@@ -67,7 +67,6 @@ def comparable(report: dict) -> dict:
     return report
 
 
-
 def remote_entries(server: SshServer) -> list[str]:
     """What the test host's sessions see in /tmp and in xdist's remote folder (~/pyexecnetcache)."""
     found = server.ssh("cd /tmp && find . ~/pyexecnetcache -mindepth 1")
@@ -207,7 +206,6 @@ def running_worker(server: SshServer, controller: subprocess.Popen[bytes], outpu
             return min(workers), tmp
         time.sleep(0.05)
     raise AssertionError("no remote worker ran a case:\n" + output.text())
-
 
 
 def cmdline(pid: int) -> bytes:
