@@ -28,10 +28,15 @@ from conftest import descendants_of
 SSHD = "/usr/sbin/sshd"
 ALIAS = "testhost"
 # In the server's own mount namespace: a fresh /tmp and ~/pyexecnetcache (xdist's default remote folder),
-# then the server itself (sshd re-executes itself by absolute path).
+# then the server itself (sshd re-executes itself by absolute path). "$1" is the folder of the pytest-apps under
+# test when it lies under /tmp (a clone made with mktemp): it stays visible at its own path, as an installed
+# package would be, through a bind mount held in "$2" while the fresh /tmp is mounted; empty otherwise.
 NAMESPACE_SCRIPT = (
-    'mount -t tmpfs -o mode=1777 tmpfs /tmp && mkdir -p "$HOME/pyexecnetcache" '
-    '&& mount -t tmpfs -o mode=700 tmpfs "$HOME/pyexecnetcache" && exec "$@"'
+    'keep="$1"; hold="$2"; shift 2; '
+    'if [ -n "$keep" ]; then mount --bind "$keep" "$hold" || exit 1; fi; '
+    'mount -t tmpfs -o mode=1777 tmpfs /tmp || exit 1; '
+    'if [ -n "$keep" ]; then mkdir -p "$keep" && mount --bind "$hold" "$keep" || exit 1; fi; '
+    'mkdir -p "$HOME/pyexecnetcache" && mount -t tmpfs -o mode=700 tmpfs "$HOME/pyexecnetcache" && exec "$@"'
 )
 
 
@@ -74,6 +79,7 @@ class SshServer:
         with open(self.dir / "sshd.log", "wb") as log:
             self.process = subprocess.Popen(
                 ["unshare", "--mount", "--propagation", "private", "sh", "-c", NAMESPACE_SCRIPT, "sh",
+                 str(_package_parent()) if _under_tmp(_package_parent()) else "", str(self.dir / "package"),
                  SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             )
@@ -96,6 +102,7 @@ class SshServer:
         assert self.dir is not None
         d = self.dir
         os.chmod(d, 0o700)
+        (d / "package").mkdir()  # where the namespace holds the package under test while /tmp is replaced
         for key, comment in (("host_key", "pytest-apps-test-host"), ("client_key", "pytest-apps-test-client")):
             subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(d / key)],
                            check=True, capture_output=True)
@@ -104,7 +111,7 @@ class SshServer:
         (d / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {' '.join(host_key)}\n")
         user = _user()
         # the pytest-apps under test, as the remote side's installed one
-        package_parent = Path(pytest_apps.__file__).resolve().parent.parent
+        package_parent = _package_parent()
         (d / "sshd_config").write_text(
             f"ListenAddress 127.0.0.1\nPort {self.port}\nHostKey {d / 'host_key'}\n"
             f"PidFile {d / 'sshd.pid'}\nAuthorizedKeysFile {d / 'authorized_keys'}\n"
@@ -126,6 +133,15 @@ class SshServer:
         """Run a shell command on the test host."""
         return subprocess.run(["ssh", "-F", str(self.config), ALIAS, command], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+
+    def not_the_package(self, entries: list[str]) -> list[str]:
+        """`find` entries relative to /tmp, less the pytest-apps under test kept visible there (when it lies under
+        /tmp): it is the host's installed package, not something a run left."""
+        package = _package_parent()
+        if not _under_tmp(package):
+            return entries
+        top = "./" + package.relative_to("/tmp").parts[0]
+        return [e for e in entries if e != top and not e.startswith(top + "/")]
 
     def sessions(self) -> list[int]:
         """Every process the server started (its sessions and what they run), by pid."""
@@ -154,6 +170,15 @@ class SshServer:
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+
+
+def _package_parent() -> Path:
+    """The folder that holds the pytest-apps under test."""
+    return Path(pytest_apps.__file__).resolve().parent.parent
+
+
+def _under_tmp(path: Path) -> bool:
+    return path == Path("/tmp") or Path("/tmp") in path.parents
 
 
 def _user() -> str:

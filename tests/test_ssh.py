@@ -43,7 +43,9 @@ def sshd() -> SshServer:
 
 
 def tx(server: SshServer, workers: int = 2) -> str:
-    """The README's recipe: `N*ssh=HOST//python=PYTHON`, here with the test server's ssh_config."""
+    """The README's recipe: `N*ssh=HOST//python=PYTHON`, here with the test server's ssh_config. (Runs give
+    `--max-worker-restart 0` too: with `--tx` and no `-n`, xdist replaces a crashed worker without end, and a
+    worker that cannot start would open sessions until the machine runs out of memory.)"""
     return f"{workers}*ssh={ALIAS}//ssh_config={server.config}//python={sys.executable}"
 
 
@@ -71,7 +73,7 @@ def remote_entries(server: SshServer) -> list[str]:
     """What the test host's sessions see in /tmp and in xdist's remote folder (~/pyexecnetcache)."""
     found = server.ssh("cd /tmp && find . ~/pyexecnetcache -mindepth 1")
     assert found.returncode == 0, found.stderr
-    return found.stdout.split()
+    return server.not_the_package(found.stdout.split())
 
 
 def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
@@ -90,8 +92,8 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
         path.unlink()
     before = remote_entries(sshd)
     # no --rsyncdir, no chdir, no shared folder: xdist's default remote folder on the test host
-    remote = run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--apps-report", "reports/ssh.json",
-                 "--junitxml", "ssh.xml")
+    remote = run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--max-worker-restart", "0",
+                 "--apps-report", "reports/ssh.json", "--junitxml", "ssh.xml")
     assert "not relative to an rsync root" not in remote.stdout.str() + remote.stderr.str()
     assert sshd.log().count("Accepted publickey") >= 2  # the workers did log in over ssh
 
@@ -115,7 +117,8 @@ def test_the_controllers_checker_folder_reaches_the_ssh_workers(sshd: SshServer,
     base = permutation_project(pytester)[:-2]  # (without its --rootdir: a remote pytest would look for it)
     before = remote_entries(sshd)
     run(pytester, *base, "-n", "2", "--apps-checkers", "mine", "--apps-report", "reports/local.json")
-    run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--apps-checkers", "mine",
+    run(pytester, *base, "--dist", "loadscope", "--tx", tx(sshd), "--max-worker-restart", "0",
+        "--apps-checkers", "mine",
         "--apps-report", "reports/ssh.json")
     local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
     assert [t["step"] for t in over_ssh["problems"][0]["tests"]] == ["checker"] * 3
@@ -202,7 +205,7 @@ def running_worker(server: SshServer, controller: subprocess.Popen[bytes], outpu
         workers = {parent(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
         workers.discard(None)
         if workers and re.search(r"\[\d+ items?\]\s*\n\s*[.FEsx]", output.text()):  # a test's progress mark
-            tmp = server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split()
+            tmp = server.not_the_package(server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split())
             return min(workers), tmp
         time.sleep(0.05)
     raise AssertionError("no remote worker ran a case:\n" + output.text())
