@@ -1,4 +1,4 @@
-"""The Python API (`pytest_apps.Evaluator`, `load_problems`): the README example, and equivalence with the
+"""The Python API (`pytest_apps.Evaluator`, `load_problems`): the documented example, and equivalence with the
 plugin: the same problems and programs give the same per-test outcomes and summary figures both ways."""
 
 from __future__ import annotations
@@ -328,6 +328,6 @@ def test_evaluator_options_are_checked() -> None:
 
 
 def test_readme_example_is_this_modules_text() -> None:
-    """The README carries the same example (kept in one place: this test)."""
-    text = (REPO / "README.md").read_text()
+    """The Python API page (docs/api.md) carries the same example (kept in one place: this test)."""
+    text = (REPO / "docs" / "api.md").read_text()
     assert textwrap.dedent(README_EXAMPLE).strip() in text

@@ -15,8 +15,9 @@ from test_plugin import broken_project  # noqa: F401  (fixture)
 
 
 def documented_fields() -> set[str]:
-    """Field names from the README's JSON report table (`a.b`, `a[]`, and the names listed per problem)."""
-    text = (REPO / "README.md").read_text()
+    """Field names from the JSON report table in docs/reports.md (`a.b`, `a[]`, and the names listed per
+    problem)."""
+    text = (REPO / "docs" / "reports.md").read_text()
     table = text.split("The JSON report (`--apps-report`) holds:", 1)[1].split("\n\n", 2)[1]
     fields: set[str] = set()
     for line in table.splitlines()[2:]:
@@ -42,7 +43,7 @@ def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Py
                and not f.startswith(("settings", "source", "version")) and f not in conditional}
     assert not missing, f"documented but absent: {missing}"
     undocumented = {f for f in present if f.startswith(("summary.", "problems[].")) and f not in documented}
-    assert not undocumented, f"in the report but not in the README: {undocumented}"
+    assert not undocumented, f"in the report but not in docs/reports.md: {undocumented}"
     assert set(report["source"]) == {"dataset", "split", "revision", "resolved_revision", "index"}
     assert report["version"] == 1
     assert "fork-server" in report["isolation"]
@@ -96,12 +97,18 @@ def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pyt
     assert (case / "0.expected").read_text() == "3\n"
 
 
-def test_every_option_is_documented_in_the_readme() -> None:
+def test_every_option_is_documented_in_the_options_page() -> None:
+    """docs/options.md has one row per option, and no row for an option that does not exist."""
     from pytest_apps.core.settings import OPTIONS
 
-    readme = (REPO / "README.md").read_text()
-    missing = [opt.flag for opt in OPTIONS if f"| `{opt.flag}" not in readme]
-    assert not missing, f"options missing from the README's table: {missing}"
+    page = (REPO / "docs" / "options.md").read_text()
+    rows = re.findall(r"^\| `(--apps[a-z-]*)", page, flags=re.MULTILINE)
+    flags = ["--apps"] + [opt.flag for opt in OPTIONS]  # the switch itself is added beside the table
+    missing = [flag for flag in flags if flag not in rows]
+    assert not missing, f"options missing from the table in docs/options.md: {missing}"
+    unknown = [row for row in rows if row not in flags]
+    assert not unknown, f"rows in docs/options.md for options that do not exist: {unknown}"
+    assert len(rows) == len(set(rows)), "an option has two rows in docs/options.md"
 
 
 def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(

@@ -43,7 +43,7 @@ def sshd() -> SshServer:
 
 
 def tx(server: SshServer, workers: int = 2) -> str:
-    """The README's recipe: `N*ssh=HOST//python=PYTHON`, here with the test server's ssh_config. (Runs give
+    """The recipe of docs/remote.md: `N*ssh=HOST//python=PYTHON`, here with the test server's ssh_config. (Runs give
     `--max-worker-restart 0` too: with `--tx` and no `-n`, xdist replaces a crashed worker without end, and a
     worker that cannot start would open sessions until the machine runs out of memory.)"""
     return f"{workers}*ssh={ALIAS}//ssh_config={server.config}//python={sys.executable}"

@@ -1,8 +1,8 @@
 """How fast this machine runs Python: the CPU time of a fixed pure-Python workload, so that two teams can state
 and compare the machines their numbers came from (and scale the time limit with `--apps-timeout-scale`).
 
-CPU time, not wall time, and the best of a few runs: the figure does not change when the machine is busy. About
-a twentieth of a second on a current machine. Standard library only: the server runs it.
+CPU time, not wall time, and the best of a few runs: the figure moves far less than wall time when the machine is
+busy. About a hundredth of a second on a current machine. Standard library only: the server runs it.
 """
 
 from __future__ import annotations

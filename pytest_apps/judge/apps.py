@@ -34,7 +34,7 @@ A comparison that raises (a numpy array of several items in a truth test) is the
 The original's -2 (the program does not load) is a compile error here, its -1 a runtime error (or timeout,
 memory limit, output limit, from our own limits), False a wrong answer. Its per-candidate effects (state across
 tests, the escapable alarm, the 11 s global kill, crashes that score every test -1) are not reproduced: see the
-README's "Judges".
+docs/judges.md.
 """
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
             raise pytest.UsageError(
                 f"apps: this worker cannot read the run plan at {folder}, which a popen gateway without a "
                 "chdir reads from the controller's machine; give gateways on other machines as ssh (see "
-                "the README, 'Beyond one machine')"
+                "docs/remote.md, 'Beyond one machine')"
             )
         return load_plan(folder), False
     try:
