@@ -53,7 +53,7 @@ class Candidate:
     sample: int = 0
     label: str = ""  # names the sample in node ids when a file holds several ("" for one program per file)
     raw: str | None = None  # the model text the code was extracted from, when there was one
-    origin: str = "folder"  # folder | jsonl | json | reference | agent
+    origin: str = "folder"  # folder | jsonl | json | reference | agent | hook
     shared: bool = False  # the file holds several problems' programs: node ids name the problem
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ A checker folder (`--apps-checkers PATH`) holds `<problem_id>.py` files, each de
     def check(args, expected, got):    # call-based: the decoded values (arguments, stored output, return value)
 
 returning a bool, or `(bool, message)` (the message is shown when it rejects). `--apps-checkers builtin` is the
-folder shipped in this package (`checkers/`).
+folder shipped in this package (`checkers/`). A checker may also come as text (the plugin's `pytest_apps_checker`
+hook gives it, and the plan carries it to every worker); such a text is preferred to a file for the same problem.
 
 A checker is trusted code, like a conftest: it runs in the pytest process (the one that judges: each xdist
 worker loads the files itself), on plain data only, never on objects a candidate built. It decides every test
@@ -23,7 +24,8 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Callable
+import types
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,34 +39,43 @@ CHECKER_TIMEOUT = 10.0  # seconds one call of a checker may take
 
 
 class Checkers:
-    """The checkers of one folder, loaded when a problem's first test needs its file."""
+    """The checkers of one folder (and any given as text), loaded when a problem's first test needs one."""
 
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-        self.files = {path.stem: path for path in sorted(self.folder.glob("*.py"))}
+    def __init__(self, folder: str | Path | None, sources: Mapping[str, str] | None = None) -> None:
+        self.folder = None if folder is None else Path(folder)
+        self.files = {} if self.folder is None else {path.stem: path for path in sorted(self.folder.glob("*.py"))}
+        self.sources = dict(sources or {})  # problem id -> a checker module's text
         self._loaded: dict[str, Callable[..., Any]] = {}
 
     @classmethod
-    def from_setting(cls, value: str | None, rootdir: str | Path = ".") -> Checkers | None:
-        """`--apps-checkers`: None, "builtin", or a folder (relative to `rootdir`)."""
+    def from_setting(cls, value: str | None, rootdir: str | Path = ".",
+                     sources: Mapping[str, str] | None = None) -> Checkers | None:
+        """`--apps-checkers`: None, "builtin", or a folder (relative to `rootdir`); and checkers given as text."""
         if not value:
-            return None
+            return cls(None, sources) if sources else None
         if value == BUILTIN:
-            return cls(BUILTIN_FOLDER)
+            return cls(BUILTIN_FOLDER, sources)
         folder = Path(value).expanduser()
-        return cls(folder if folder.is_absolute() else Path(rootdir) / folder)
+        return cls(folder if folder.is_absolute() else Path(rootdir) / folder, sources)
 
     @property
     def problem_ids(self) -> list[str]:
-        return list(self.files)
+        return list(self.files) + [pid for pid in self.sources if pid not in self.files]
 
     def __contains__(self, problem_id: object) -> bool:
-        return problem_id in self.files
+        return problem_id in self.files or problem_id in self.sources
+
+    def where(self, problem_id: str) -> str | None:
+        """What names the problem's checker in messages: its file, or the hook that gave its text."""
+        if problem_id in self.sources:
+            return f"pytest_apps_checker(problem {problem_id})"
+        path = self.files.get(problem_id)
+        return None if path is None else str(path)
 
     def bind(self, problem_id: str, given: Any, expected: Any) -> Callable[[Any], tuple[bool, str]] | None:
         """The checker of `problem_id` for one test (its input or arguments, and expected output), as the judge
         calls it: the program's output -> (accepted, message). None when the problem has no checker."""
-        path = self.files.get(problem_id)
+        path = self.where(problem_id)
         if path is None:
             return None
         check = self._function(problem_id, path)
@@ -82,16 +93,21 @@ class Checkers:
 
         return decide
 
-    def _function(self, problem_id: str, path: Path) -> Callable[..., Any]:
+    def _function(self, problem_id: str, path: str) -> Callable[..., Any]:
         check = self._loaded.get(problem_id)
         if check is not None:
             return check
+        name = f"_apps_checker_{_safe(problem_id)}"
         try:
-            spec = importlib.util.spec_from_file_location(f"_apps_checker_{_safe(problem_id)}", path)
-            if spec is None or spec.loader is None:
-                raise ImportError("not a Python file")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            if problem_id in self.sources:
+                module = types.ModuleType(name)
+                exec(compile(self.sources[problem_id], path, "exec"), module.__dict__)  # trusted, as a conftest
+            else:
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or spec.loader is None:
+                    raise ImportError("not a Python file")
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
         except Exception as exc:  # noqa: BLE001
             raise HarnessError(f"checker {path} cannot be loaded: {_line(exc)}") from exc
         check = getattr(module, "check", None)
@@ -101,7 +117,7 @@ class Checkers:
         return check
 
 
-def _answer(path: Path, answer: Any) -> tuple[bool, str]:
+def _answer(path: str, answer: Any) -> tuple[bool, str]:
     if isinstance(answer, bool) or type(answer).__name__ == "bool_":
         return bool(answer), ""
     if isinstance(answer, (tuple, list)) and len(answer) == 2 and (

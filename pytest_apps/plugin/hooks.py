@@ -30,17 +30,24 @@ from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .options import add_options, is_active
-from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
+from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
 from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
-from .writers import build_summary, junit_properties, suite_properties, terminal_lines, write_reports
+from .writers import (added_header_lines, build_summary, junit_properties, suite_properties, terminal_lines,
+                      write_reports)
 
 PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on the controller's machine
 SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
 PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its machine's workers, their count)
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -73,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         state.explicit = explicit_nodeids(config.args, config.rootpath)
         if config.args_source != pytest.Config.ArgsSource.ARGS:
             # Active with no paths given: collect the APPS items only, not the project's own tests.
-            config.args = [str(settings.candidates_path)]
+            config.args = collection_roots(settings, plan)
     cpus = available_cpus()
     state.cpus = len(cpus) or 1
     # the worker's place among the workers of its machine (with several machines, each counts its own)
@@ -111,9 +118,18 @@ def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
             )
         return load_plan(folder), False
     try:
-        return build_plan(settings, progress=progress_printer(config)), True
-    except (DatasetError, CandidateError) as exc:
+        return build_plan(settings, progress=progress_printer(config), provide=implemented(config, "candidates"),
+                          checker=implemented(config, "checker")), True
+    except (DatasetError, CandidateError, HookError) as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def implemented(config: pytest.Config, name: str) -> Any:
+    """`pytest_apps_<name>` as a function of a problem, or None when no conftest or plugin implements it."""
+    hook = getattr(config.hook, f"pytest_apps_{name}")
+    if not hook.get_hookimpls():
+        return None
+    return lambda problem: hook(problem=problem)
 
 
 def remote_state(config: pytest.Config, workerinput: dict[str, Any]) -> RunState:
@@ -258,7 +274,10 @@ class AppsPlugin:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from .writers import header_lines
 
-        return header_lines(self.state)
+        lines = header_lines(self.state)
+        if not self.is_worker:
+            lines += added_header_lines(config.hook.pytest_apps_report_header(settings=self.state.settings))
+        return lines
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -300,8 +319,9 @@ class AppsPlugin:
         if self.state.workers_down:
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
             self.state.cases_not_run = gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"])
-        comparison = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None))
+        comparison, document = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None))
         self.comparison = None if comparison is None else comparison.to_dict()
+        self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
         self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
         self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison)
         gates_passed = passed([self.gate, self.regression])  # either failing fails the run

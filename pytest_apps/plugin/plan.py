@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..candidates.origins import candidates_for
+from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_folder
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
 from ..core.settings import Settings
@@ -49,6 +49,7 @@ class Plan:
     missing: list[str]  # --apps-only ids not found
     candidates: dict[str, list[Candidate]]
     cases_dir: Path | None = None  # the cached index's case files; None: the plan folder's own
+    checker_code: dict[str, str] = field(default_factory=dict)  # problem id -> checker text (pytest_apps_checker)
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -72,11 +73,17 @@ class Plan:
         return cases_path(self.cases_dir or self.folder / "cases", problem)
 
 
+class HookError(Exception):
+    """A hook implementation returned something the plan cannot use; the message is one line saying what."""
+
+
 def build_plan(
-    settings: Settings, folder: Path | None = None, progress: Callable[[str], None] | None = None
+    settings: Settings, folder: Path | None = None, progress: Callable[[str], None] | None = None,
+    provide: Provider | None = None, checker: Callable[[Problem], Any] | None = None,
 ) -> Plan:
-    """Read and select the dataset, read the candidates, and write the plan. Raises the loaders'
-    one-line errors (DatasetError, CandidateError) for bad input."""
+    """Read and select the dataset, read the candidates, and write the plan. `provide` and `checker` (the
+    `pytest_apps_candidates` and `pytest_apps_checker` hooks) are asked per problem. Raises the loaders'
+    one-line errors (DatasetError, CandidateError, HookError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
     selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
@@ -91,7 +98,7 @@ def build_plan(
     )
     parsed = loaded.parsed
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
-    candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress)
+    candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide)
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
@@ -101,9 +108,38 @@ def build_plan(
         missing=parsed.missing,
         candidates=candidates,
         cases_dir=loaded.cases_dir,
+        checker_code=provided_checkers(checker, parsed.problems) if checker is not None else {},
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
+
+
+def provided_checkers(checker: Callable[[Problem], Any], problems: list[Problem]) -> dict[str, str]:
+    """The checker texts `checker` gives (a module's text, or the path of a `.py` file), by problem id."""
+    out: dict[str, str] = {}
+    for problem in problems:
+        answer = checker(problem)
+        if answer is None:
+            continue
+        if isinstance(answer, os.PathLike):
+            try:
+                answer = Path(answer).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise HookError(f"pytest_apps_checker: for problem {problem.id}: cannot read {answer}: "
+                                f"{exc.strerror}") from None
+        if not isinstance(answer, str):
+            raise HookError(f"pytest_apps_checker: for problem {problem.id} an implementation returned "
+                            f"{type(answer).__name__}; return a checker module's text, a path, or None")
+        out[problem.id] = answer
+    return out
+
+
+def collection_roots(settings: Settings, plan: Plan) -> list[str]:
+    """Where collection starts when no paths are given: the candidates' folder or file, and the folder of
+    the programs `pytest_apps_candidates` gave, when it gave any."""
+    roots = {str(provided_folder(settings) if c.origin == PROVIDED else settings.candidates_path)
+             for cands in plan.candidates.values() for c in cands}
+    return sorted(roots) or [str(settings.candidates_path)]
 
 
 def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
@@ -131,6 +167,7 @@ def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
         "missing": plan.missing,
         "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
         "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
+        "checker_code": plan.checker_code,
     }
 
 
@@ -150,6 +187,7 @@ def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
             pid: [Candidate.from_dict(c) for c in cs] for pid, cs in data["candidates"].items()
         },
         cases_dir=Path(data["cases_dir"]) if data.get("cases_dir") else None,
+        checker_code=dict(data.get("checker_code") or {}),
     )
 
 

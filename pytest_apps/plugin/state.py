@@ -91,7 +91,8 @@ class RunState:
         """The run's judge profile and checkers (each process loads the checker files itself); a reference run
         also audits the references (see engine.run.reference_audit)."""
         s = self.settings
-        return Judging(profile=s.judge, checkers=Checkers.from_setting(s.checkers, s.rootdir),
+        checkers = Checkers.from_setting(s.checkers, s.rootdir, sources=self.plan.checker_code)
+        return Judging(profile=s.judge, checkers=checkers,
                        audit=s.candidates == REFERENCE and not s.agent)
 
     def isolation(self) -> list[str]:

@@ -80,6 +80,15 @@ def header_lines(state: RunState) -> list[str]:
     return lines
 
 
+def added_header_lines(answers: Iterable[str | list[str] | None]) -> list[str]:
+    """The lines the `pytest_apps_report_header` implementations gave (each a line, a list of them or None)."""
+    lines: list[str] = []
+    for answer in answers:
+        if answer is not None:
+            lines += [answer] if isinstance(answer, str) else [str(line) for line in answer]
+    return lines
+
+
 def timing_text(state: RunState) -> str:
     """The time limit, what it counts, and the machine it is measured on."""
     limits, machine, s = state.limits(), machine_figures(state), state.settings
@@ -109,7 +118,9 @@ def _checkers_text(state: RunState) -> str:
         return ""
     ids = checkers.problem_ids
     shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
-    return f"; checkers {state.settings.checkers} ({len(ids)}: {shown or 'none'})"
+    names = [state.settings.checkers] if state.settings.checkers else []
+    names += ["pytest_apps_checker"] if checkers.sources else []
+    return f"; checkers {' and '.join(names)} ({len(ids)}: {shown or 'none'})"
 
 
 def suite_properties(state: RunState) -> list[tuple[str, str]]:
@@ -178,9 +189,11 @@ def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str,
     return out | {k: v for k, v in document.items() if k not in out}
 
 
-def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None) -> Comparison | None:
+def write_reports(state: RunState, summary: Summary,
+                  baseline: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any]]:
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
-    comparison (returned, and in each report). Only the controller calls this."""
+    comparison (in each report). Returns the comparison and the JSON report's document. Only the controller
+    calls this."""
     document = report_document(state, summary)
     comparison = None
     if baseline is not None:
@@ -202,7 +215,7 @@ def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | 
         from ..report.markdown import markdown_text, write_markdown
 
         write_markdown(markdown_text(document), state.settings.path(state.settings.markdown))
-    return comparison
+    return comparison, document
 
 
 def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None) -> Path:
