@@ -8,7 +8,8 @@ test cases coloured by outcome kind, and for each failing problem (collapsed) th
 first failing input, expected and got.
 
 Design notes:
-- Self-contained: inline CSS and JS only, no fonts, images or scripts from elsewhere. A Content Security
+- Self-contained: inline CSS and JS only (kept in `assets/report.css` and `assets/report.js`, inlined into
+  every page), no fonts, images or scripts from elsewhere. A Content Security
   Policy forbids every fetch (`default-src 'none'`) and allows only our own script, by its hash, so even
   markup that slipped through escaping could neither run nor phone home.
 - Everything that comes from the run (programs, inputs, outputs, ids, reasons: untrusted model output)
@@ -31,28 +32,39 @@ import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
+                            RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from .confidence import ci_text, points_range, range_text
 
-# Outcome kinds of a test cell: code letter in the grid string, label, colour.
+# How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
+# is core.outcome's (every verdict kind, and the harness error); "not_run" and "broken" are the page's own cells
+# (a test that did not run, the row of a problem with no usable tests).
+NOT_RUN, BROKEN = "not_run", "broken"
+OWN_CELLS = {NOT_RUN: "not run / skipped", BROKEN: "broken problem (no usable tests)"}
+LOOK: dict[str, tuple[str, str]] = {
+    PASS: ("p", "#2f9e5e"),
+    WRONG_ANSWER: ("w", "#e0523f"),
+    RUNTIME_ERROR: ("r", "#f28e2b"),
+    TIMEOUT: ("t", "#8b5cd6"),
+    MEMORY_LIMIT: ("m", "#c93f86"),
+    OUTPUT_LIMIT: ("o", "#d6b21c"),
+    COMPILE_ERROR: ("c", "#3b6fd8"),
+    NO_CODE: ("n", "#59606b"),
+    RUN_HARNESS_ERROR: ("h", "#19a3a3"),
+    NOT_RUN: ("s", "#d8dce2"),
+    BROKEN: ("b", "#9b7b5e"),
+}
+# Outcome kinds of a test cell, in the legend's order: code letter in the grid string, label, colour.
 KINDS: dict[str, tuple[str, str, str]] = {
-    "pass": ("p", "pass", "#2f9e5e"),
-    "wrong_answer": ("w", "wrong answer", "#e0523f"),
-    "runtime_error": ("r", "runtime error", "#f28e2b"),
-    "timeout": ("t", "timeout", "#8b5cd6"),
-    "memory_limit": ("m", "memory limit", "#c93f86"),
-    "output_limit": ("o", "output limit", "#d6b21c"),
-    "compile_error": ("c", "compile error", "#3b6fd8"),
-    "no_code": ("n", "no code", "#59606b"),
-    "harness_error": ("h", "harness error", "#19a3a3"),
-    "not_run": ("s", "not run / skipped", "#d8dce2"),
-    "broken": ("b", "broken problem (no usable tests)", "#9b7b5e"),
+    kind: (LOOK[kind][0], OWN_CELLS.get(kind, kind.replace("_", " ")), LOOK[kind][1])
+    for kind in (*ALL_KINDS, RUN_HARNESS_ERROR, *OWN_CELLS)
 }
 CODE_OF = {kind: code for kind, (code, _, _) in KINDS.items()}
 OTHER_CODE = "x"  # a kind this module does not know (a newer report): drawn like a harness error
-FAILURE_KINDS = [k for k in KINDS if k not in ("pass", "not_run", "broken")]
 TIER_ORDER = ("introductory", "interview", "competition")
 PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the JSON report has it whole)
 
@@ -507,239 +519,13 @@ def _judging(f: Mapping[str, Any]) -> list[str]:
 # Page
 
 
-CSS = """
-:root{--bg:#f6f7f9;--panel:#fff;--ink:#1d2330;--muted:#687083;--line:#e3e6eb;--accent:#2f9e5e}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--ink);
- font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-main{max-width:1240px;margin:0 auto;padding:24px 28px 48px}
-header h1{font-size:24px;margin:0 0 8px;letter-spacing:-.01em}
-.facts{display:flex;flex-wrap:wrap;gap:6px 8px}
-.fact{background:var(--panel);border:1px solid var(--line);border-radius:999px;padding:2px 10px;font-size:12px}
-.fk{color:var(--muted)}.fv{font-weight:600;word-break:break-all}
-section{margin-top:22px}
-h2{font-size:15px;margin:0 0 10px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
-.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(170px,1fr));gap:12px}
-.card{background:var(--panel);border:1px solid var(--line);border-radius:12px;padding:14px 16px}
-.card.big{background:linear-gradient(135deg,#1f7a48,#2f9e5e);color:#fff;border:0}
-.card.big .ct,.card.big .cs{color:#e4f4ea}
-.ct{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.05em}
-.cv{font-size:30px;font-weight:700;margin:4px 0 2px;font-variant-numeric:tabular-nums}
-.cv.long{font-size:22px;line-height:36px}
-.cs{font-size:12px;color:var(--muted)}
-.badge{background:#fff3cd;color:#7a5b00;border-radius:6px;padding:0 6px;font-size:11px;text-transform:none;
- letter-spacing:0;font-weight:600}
-.tiers{background:var(--panel);border:1px solid var(--line);border-radius:12px;padding:12px 16px}
-.tier{display:grid;grid-template-columns:120px 1fr 260px;align-items:center;gap:12px;padding:5px 0}
-.tn{font-weight:600;text-transform:capitalize}
-.track{height:14px;background:#eceef2;border-radius:7px;overflow:hidden}
-.fill{display:block;height:100%;background:var(--accent);border-radius:7px}
-.tv{font-variant-numeric:tabular-nums;font-weight:600}.tc,.tci{color:var(--muted);font-weight:400;margin-left:8px}
-.tci:not(:empty)::before{content:"95% CI "}
-.tier.empty{opacity:.5}
-.stack{display:flex;height:18px;border-radius:9px;overflow:hidden;background:#eceef2}
-.seg{display:block;height:100%}
-.legend{display:flex;flex-wrap:wrap;gap:6px 16px;margin-top:10px;font-size:13px}
-.li{display:inline-flex;align-items:center;gap:6px}.li.zero{opacity:.45}
-.sw{width:12px;height:12px;border-radius:3px;display:inline-block}
-.note{color:var(--muted);font-size:12px;margin:0 0 8px}
-#grid-wrap{position:relative;background:var(--panel);border:1px solid var(--line);border-radius:12px;
- padding:12px;overflow:auto;max-height:80vh}
-#grid{display:block;cursor:crosshair}
-#tip{position:absolute;pointer-events:none;background:#1d2330;color:#fff;font-size:12px;padding:4px 8px;
- border-radius:6px;white-space:nowrap;z-index:2}
-.filters{display:flex;gap:8px;margin-bottom:10px;flex-wrap:wrap}
-.filters input,.filters select,.filters button{font:inherit;padding:5px 9px;border:1px solid var(--line);
- border-radius:8px;background:var(--panel)}
-.filters button{cursor:pointer}
-.count{background:#e0523f;color:#fff;border-radius:999px;padding:0 8px;font-size:12px;margin-left:6px}
-details.fail{background:var(--panel);border:1px solid var(--line);border-radius:10px;margin:6px 0}
-details.fail>summary{cursor:pointer;padding:8px 12px;display:flex;gap:10px;align-items:center;list-style:none}
-details.fail>summary::-webkit-details-marker{display:none}
-details.fail[open]>summary{border-bottom:1px solid var(--line)}
-details.fail:target{outline:2px solid #3b6fd8}
-.dot{width:10px;height:10px;border-radius:50%;flex:none}
-.pid{font-weight:700;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-.ptier{color:var(--muted);font-size:12px}.pkind{font-size:12px;font-weight:600}
-.pscore{font-variant-numeric:tabular-nums;font-size:12px;color:var(--muted)}
-.preason{color:var(--muted);font-size:12px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
-.body{padding:10px 12px 12px}
-.io{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:8px}
-.pane{border:1px solid var(--line);border-radius:8px;overflow:hidden;margin-bottom:8px}
-.pt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted);background:#f3f4f7;
- padding:3px 8px;word-break:break-all}
-.pn{text-transform:none;letter-spacing:0;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre{margin:0;padding:8px;max-height:320px;overflow:auto;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,
- Consolas,monospace;white-space:pre-wrap;word-break:break-word}
-.exp pre{background:#f1faf4}.got pre{background:#fdf3f1}.err pre{background:#fff8ec}
-.prog pre{max-height:480px;white-space:pre;word-break:normal}
-.none{color:var(--muted);font-style:italic}
-.diff,.rerun{font-size:12px;margin:2px 0 8px}.rerun code{background:#f3f4f7;padding:1px 5px;border-radius:4px}
-.extras details{background:var(--panel);border:1px solid var(--line);border-radius:10px;padding:8px 12px;
- margin:6px 0}
-.extras summary{cursor:pointer;font-weight:600}
-.badge.new{background:#fde2de;color:#a3271a}
-table.cmp{border-collapse:collapse;background:var(--panel);border:1px solid var(--line);border-radius:12px;
- font-variant-numeric:tabular-nums;margin-bottom:8px}
-table.cmp th,table.cmp td{padding:5px 12px;text-align:right;border-bottom:1px solid var(--line)}
-table.cmp th:first-child{text-align:left;text-transform:capitalize}.muted{color:var(--muted)}
-.change-list h3{font-size:14px;margin:12px 0 4px}.changes{margin:4px 0;padding-left:20px;font-size:13px}
-.changes code,.ids code{font-size:12px}.ids{word-break:break-word;font-size:12px}
-footer{margin-top:28px;color:var(--muted);font-size:12px}
-@media (max-width:800px){.io{grid-template-columns:1fr}.tier{grid-template-columns:90px 1fr 110px}}
-"""
+def asset(name: str) -> str:
+    """A file of the page's own (assets/report.css, assets/report.js), inlined into every page."""
+    return resources.files(__package__).joinpath("assets", name).read_text(encoding="utf-8")
 
-JS = r"""
-(function () {
-  "use strict";
-  var D = JSON.parse(document.getElementById("grid-data").textContent);
-  var canvas = document.getElementById("grid"), wrap = document.getElementById("grid-wrap");
-  var tip = document.getElementById("tip"), stats = document.getElementById("grid-stats");
-  var rows = [], re = /([a-z])(\d*)/g, parts = D.rows.length ? D.rows.split(",") : [];
-  for (var i = 0; i < parts.length; i++) {
-    var row = [], m;
-    re.lastIndex = 0;
-    while ((m = re.exec(parts[i])) !== null) {
-      var n = m[2] ? parseInt(m[2], 10) : 1;
-      for (var k = 0; k < n; k++) row.push(m[1]);
-    }
-    rows.push(row);
-  }
-  var n = rows.length, maxT = Math.max(1, D.max_tests);
-  var avail = Math.max(320, wrap.clientWidth - 24);
-  var L, s, gap, cols, per, sizes = [16, 12, 10, 8, 6, 5, 4, 3, 2];
-  function layout(size) {
-    var lab = size >= 10 ? 84 : 0, g = size >= 6 ? 18 : 10;
-    var bw = lab + maxT * size;
-    // Columns only when there are many problems: a short list reads best as plain rows.
-    var fit = Math.max(1, Math.floor((avail + g) / (bw + g)));
-    var c = Math.max(1, Math.min(fit, Math.ceil(n / 40)));
-    return {L: lab, s: size, gap: g, cols: c, per: Math.ceil(n / c), bw: bw};
-  }
-  var lay = null;
-  for (var si = 0; si < sizes.length; si++) {
-    lay = layout(sizes[si]);
-    if (lay.per * lay.s <= 1400 && lay.bw <= avail) break;
-  }
-  L = lay.L; s = lay.s; gap = lay.gap; cols = lay.cols; per = Math.max(1, lay.per);
-  var W = cols * lay.bw + (cols - 1) * gap, H = per * s;
-  var dpr = window.devicePixelRatio || 1;
-  if (H * dpr > 32000 || W * dpr > 32000 || W * H * dpr * dpr > 12e6) dpr = 1;
-  canvas.width = Math.max(1, Math.round(W * dpr)); canvas.height = Math.max(1, Math.round(H * dpr));
-  canvas.style.width = W + "px"; canvas.style.height = H + "px";
-  var ctx = canvas.getContext("2d");
-  var inner = s >= 4 ? s - 1 : s;
-  function origin(p) { var c = Math.floor(p / per); return [c * (lay.bw + gap), (p - c * per) * s]; }
-  // Cells go straight into one pixel buffer (fast for 100k+ cells), then the labels on top.
-  var CW = canvas.width, CH = canvas.height, image = ctx.createImageData(CW, CH);
-  var buf = new Uint32Array(image.data.buffer), colour = {};
-  Object.keys(D.kinds).forEach(function (c) {
-    var h = D.kinds[c][2];  // little-endian RGBA
-    colour[c] = (0xff000000 | (parseInt(h.slice(5, 7), 16) << 16) | (parseInt(h.slice(3, 5), 16) << 8) |
-      parseInt(h.slice(1, 3), 16)) >>> 0;
-  });
-  for (var p = 0; p < n; p++) {
-    var o = origin(p), r = rows[p];
-    var y0 = Math.round(o[1] * dpr), y1 = Math.min(CH, Math.round((o[1] + inner) * dpr));
-    for (var t = 0; t < r.length; t++) {
-      var x0 = Math.round((o[0] + L + t * s) * dpr), x1 = Math.min(CW, Math.round((o[0] + L + t * s + inner) * dpr));
-      var col = colour[r[t]] || colour.x;
-      for (var y = y0; y < y1; y++) buf.fill(col, y * CW + x0, y * CW + x1);
-    }
-  }
-  ctx.putImageData(image, 0, 0);
-  if (L) {
-    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    ctx.fillStyle = "#1d2330";
-    ctx.font = Math.min(12, s) + "px ui-monospace, Menlo, Consolas, monospace";
-    ctx.textBaseline = "middle";
-    for (var q0 = 0; q0 < n; q0++) {
-      var ol = origin(q0), label = D.ids[q0].length > 11 ? D.ids[q0].slice(0, 10) + "\u2026" : D.ids[q0];
-      ctx.fillText(label, ol[0], ol[1] + s / 2);
-    }
-  }
-  // Read the canvas back: the colour at each cell's centre, counted per kind (checked by the tests).
-  var drawn = {}, cells = 0;
-  for (var q = 0; q < n; q++) cells += rows[q].length;
-  if (canvas.width * canvas.height <= 16e6) {
-    var img = ctx.getImageData(0, 0, canvas.width, canvas.height).data, byRgb = {};
-    Object.keys(D.kinds).forEach(function (c) {
-      var h = D.kinds[c][2];
-      byRgb[parseInt(h.slice(1, 3), 16) + "," + parseInt(h.slice(3, 5), 16) + "," + parseInt(h.slice(5, 7), 16)] =
-        D.kinds[c][0];
-    });
-    for (var a = 0; a < n; a++) {
-      var oa = origin(a);
-      for (var b = 0; b < rows[a].length; b++) {
-        var x = Math.floor((oa[0] + L + b * s + inner / 2) * dpr), y = Math.floor((oa[1] + inner / 2) * dpr);
-        var idx = (y * canvas.width + x) * 4;
-        var kind = byRgb[img[idx] + "," + img[idx + 1] + "," + img[idx + 2]] || "unknown";
-        drawn[kind] = (drawn[kind] || 0) + 1;
-      }
-    }
-  }
-  stats.setAttribute("data-drawn", JSON.stringify(drawn));
-  stats.setAttribute("data-decoded-cells", String(cells));
-  stats.setAttribute("data-cell-size", String(s));
-  stats.setAttribute("data-columns", String(cols));
-  function hit(ev) {
-    var rect = canvas.getBoundingClientRect(), x = ev.clientX - rect.left, y = ev.clientY - rect.top;
-    var c = Math.floor(x / (lay.bw + gap)), xo = x - c * (lay.bw + gap), rr = Math.floor(y / s);
-    var p = c * per + rr;
-    if (c < 0 || c >= cols || rr < 0 || rr >= per || p >= n || xo > lay.bw) return null;
-    var t = xo < L ? -1 : Math.floor((xo - L) / s);
-    return {p: p, t: t < rows[p].length ? t : -1};
-  }
-  canvas.addEventListener("mousemove", function (ev) {
-    var h = hit(ev);
-    if (!h) { tip.hidden = true; return; }
-    var r = rows[h.p], passed = 0;
-    for (var i = 0; i < r.length; i++) if (r[i] === "p") passed++;
-    var text = D.ids[h.p] + " \u00b7 " + D.tiers[D.tier_of[h.p]] + " \u00b7 " + D.verdicts[h.p].replace("_", " ") +
-      " (" + passed + "/" + r.length + ")";
-    if (h.t >= 0) text += " \u00b7 test " + h.t + ": " + (D.kinds[r[h.t]] || D.kinds.x)[1];
-    tip.textContent = text;
-    tip.hidden = false;
-    var wr = wrap.getBoundingClientRect();
-    tip.style.left = (ev.clientX - wr.left + wrap.scrollLeft + 14) + "px";
-    tip.style.top = (ev.clientY - wr.top + wrap.scrollTop + 12) + "px";
-  });
-  canvas.addEventListener("mouseleave", function () { tip.hidden = true; });
-  canvas.addEventListener("click", function (ev) {
-    var h = hit(ev);
-    if (!h) return;
-    var el = document.getElementById("p-" + D.ids[h.p]);
-    if (el) { el.open = true; el.scrollIntoView({behavior: "smooth", block: "start"}); }
-  });
-  // Filters over the failing problems.
-  var fid = document.getElementById("f-id"), fkind = document.getElementById("f-kind");
-  var items = document.querySelectorAll("details.fail"), count = document.getElementById("fail-count");
-  function filter() {
-    var q = fid.value.trim().toLowerCase(), k = fkind.value, shown = 0;
-    for (var i = 0; i < items.length; i++) {
-      var el = items[i];
-      var ok = (!q || el.getAttribute("data-id").toLowerCase().indexOf(q) >= 0) &&
-        (!k || el.getAttribute("data-kind") === k);
-      el.hidden = !ok;
-      if (ok) shown++;
-    }
-    count.textContent = shown === items.length ? String(shown) : shown + " of " + items.length;
-  }
-  if (fid) {
-    fid.addEventListener("input", filter);
-    fkind.addEventListener("change", filter);
-    document.getElementById("f-open").addEventListener("click", function () {
-      for (var i = 0; i < items.length; i++) if (!items[i].hidden) items[i].open = true;
-    });
-    document.getElementById("f-close").addEventListener("click", function () {
-      for (var i = 0; i < items.length; i++) items[i].open = false;
-    });
-  }
-  document.documentElement.setAttribute("data-rendered", "1");
-  // Milliseconds from navigation to a drawn grid (the tests report it for the full test split).
-  document.documentElement.setAttribute("data-ready-ms", String(Math.round(performance.now())));
-})();
-"""
+
+CSS = asset("report.css")
+JS = asset("report.js")
 
 
 def render_html(document: Mapping[str, Any]) -> str:
