@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -96,12 +97,22 @@ def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pyt
     assert (case / "0.expected").read_text() == "3\n"
 
 
-def test_every_option_is_documented_in_the_readme() -> None:
+def test_every_option_is_documented_in_the_readme_and_its_help_renders(pytester: pytest.Pytester) -> None:
     from pytest_apps.core.settings import OPTIONS
 
     readme = (REPO / "README.md").read_text()
     missing = [opt.flag for opt in OPTIONS if f"| `{opt.flag}" not in readme]
     assert not missing, f"options missing from the README's table: {missing}"
+    # argparse formats each help text (a bare % in one breaks `pytest --help` for every project using pytest)
+    result = run(pytester, "--help")
+    assert result.ret == 0, result.stderr.str()
+    shown = result.stdout.str()
+    unlisted = [opt.flag for opt in OPTIONS if not re.search(rf"^\s+{re.escape(opt.flag)}[=\s]", shown, re.M)]
+    assert not unlisted, f"options missing from pytest --help: {unlisted}"
+    assert "difference's 95% interval" in " ".join(shown.split())  # the help text as written, not as a format
+    generate = pytester.run(sys.executable, "-m", "pytest_apps", "generate", "--help")
+    assert generate.ret == 0, generate.stderr.str()
+    assert all(opt.flag in generate.stdout.str() for opt in OPTIONS)
 
 
 def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(

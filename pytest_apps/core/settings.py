@@ -229,8 +229,9 @@ def _slug(text: str) -> str:
 
 def argparse_kwargs(opt: Option) -> dict[str, Any]:
     """How an option is declared on a command line (pytest's or `python -m pytest_apps`'s): unset
-    values stay None, so the ini option and then the default can apply."""
-    kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help}
+    values stay None, so the ini option and then the default can apply. (argparse formats a help text with
+    `%`: a percent sign in one is written `%%` there.)"""
+    kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help.replace("%", "%%")}
     if opt.metavar:
         kwargs["metavar"] = opt.metavar
     if opt.kind == "list":
