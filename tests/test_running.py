@@ -30,3 +30,65 @@ def test_a_benchmark_run_in_the_checkout_keeps_the_users_index_cache(
     second.stdout.fnmatch_lines(["apps: dataset *rows.jsonl *, problem index cached"])
     assert any(cache.iterdir())
     second.assert_outcomes(passed=6)
+
+
+def marking(marker: Path, program: str) -> str:
+    """A program that leaves `marker` behind if it ever runs inside a pytest process."""
+    return ("import sys\n"
+            "if '_pytest' in sys.modules:\n"
+            f"    open({str(marker)!r}, 'w').write('candidate code ran in the pytest process')\n" + program)
+
+
+def test_a_pasted_candidate_node_id_runs_fenced_without_any_apps_option(sample_project: pytest.Pytester) -> None:
+    """`pytest 'solutions/<id>.py::test_1'`, as the README and the summary give it, with no --apps* option and no
+    ini `apps = true`: the path lies in the candidates source, so the plugin runs that case (never pytest's
+    Python collector, which would import the candidate)."""
+    sample_project.makeini("[pytest]\napps_dataset = sample\n")
+    marker = sample_project.path / "ran-inside-pytest"
+    program = "a, b = map(int, input().split())\nprint(a + b)\n"
+    (sample_project.path / "solutions" / "900001.py").write_text(marking(marker, program))
+    result = run(sample_project, "solutions/900001.py::test_1", "-v")
+    assert not marker.exists()
+    result.stdout.fnmatch_lines(["solutions/900001.py::test_1 PASSED*", "*APPS summary*"])
+    result.assert_outcomes(passed=1)
+    # the whole file, and a candidates folder named in the ini, likewise
+    (sample_project.path / "elsewhere").mkdir()
+    shutil.move(sample_project.path / "solutions" / "900001.py", sample_project.path / "elsewhere" / "900001.py")
+    sample_project.makeini("[pytest]\napps_dataset = sample\napps_candidates = elsewhere\n")
+    result = run(sample_project, "elsewhere/900001.py")
+    assert not marker.exists()
+    result.assert_outcomes(passed=5)
+
+
+def test_a_candidates_folder_is_never_imported_by_pythons_collector(sample_project: pytest.Pytester) -> None:
+    """A `test_*.py` among the candidates is candidate code: pytest's Python collector never imports it, with
+    the plugin dormant (a plain run walking the project) or active (walking, or the file named)."""
+    marker = sample_project.path / "ran-inside-pytest"
+    (sample_project.path / "solutions" / "test_x.py").write_text(marking(marker, "def test_x():\n    pass\n"))
+    (sample_project.path / "solutions" / "sub").mkdir()
+    (sample_project.path / "solutions" / "sub" / "test_y.py").write_text(marking(marker, "def test_y():\n    pass\n"))
+    sample_project.makepyfile(test_plain="def test_plain():\n    pass\n")
+    dormant = run(sample_project)
+    assert not marker.exists()
+    dormant.assert_outcomes(passed=1)
+    assert "APPS summary" not in dormant.stdout.str()
+    active = run(sample_project, "--apps-dataset=sample", "--apps-max-tests=1")
+    assert not marker.exists()
+    active.assert_outcomes(passed=6)
+    named = run(sample_project, "--apps-dataset=sample", "solutions/test_x.py", "solutions/sub")
+    assert not marker.exists()
+    assert named.ret != 0 and "passed" not in named.parseoutcomes()
+
+
+def test_the_id_pasted_from_a_generations_file_run_reruns_that_case(pytester: pytest.Pytester) -> None:
+    from test_candidates_run import write_gens
+
+    write_gens(pytester.path / "gens.jsonl")
+    pytester.makeini("[pytest]\napps_dataset = sample\napps_candidates = gens.jsonl\napps_only = 900001,900003\n")
+    first = run(pytester, "--apps")
+    lines = first.stdout.lines
+    pasted = lines[lines.index("first failing case of failing problems (paste to rerun):") + 1].strip()
+    assert pasted == "gens.jsonl::900001::sample_1::test_0"
+    again = run(pytester, pasted, "-v")  # as pasted: no --apps* option
+    again.stdout.fnmatch_lines([f"{pasted} FAILED*", "*APPS summary*"])
+    again.assert_outcomes(failed=1)
