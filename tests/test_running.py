@@ -92,3 +92,41 @@ def test_the_id_pasted_from_a_generations_file_run_reruns_that_case(pytester: py
     again = run(pytester, pasted, "-v")  # as pasted: no --apps* option
     again.stdout.fnmatch_lines([f"{pasted} FAILED*", "*APPS summary*"])
     again.assert_outcomes(failed=1)
+
+
+def test_a_path_option_written_with_a_space_keeps_the_projects_rootdir_and_ini(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`--apps-dataset /data/rows.jsonl` (a value of its own) and `--apps-dataset=/data/rows.jsonl` give one
+    rootdir, ini file, settings and node ids, though pytest decides its rootdir before it knows our options."""
+    data = tmp_path_factory.mktemp("data")
+    shutil.copy(SAMPLE_ROWS, data / "rows.jsonl")
+    shutil.copytree(REPO / "solutions", data / "cands")
+    (pytester.path / "pytest.ini").write_text("[pytest]\napps_limit = 2\napps_max_tests = 1\naddopts = -v\n")
+    rows, cands = str(data / "rows.jsonl"), str(data / "cands")
+    runs = {
+        "spaced": run(pytester, "--apps-dataset", rows, "--apps-candidates", cands, "-n", "0"),
+        "joined": run(pytester, f"--apps-dataset={rows}", f"--apps-candidates={cands}", "-n", "0"),
+        "spaced, two workers": run(pytester, "--apps-dataset", rows, "--apps-candidates", cands, "-n", "2"),
+    }
+    for name, result in runs.items():
+        result.stdout.fnmatch_lines([f"rootdir: {pytester.path}", "configfile: pytest.ini",
+                                     "apps: 2 problems (limit 2), first 1 tests per problem*"])
+        passed = sorted(line.split()[-1] if line.startswith("[gw") else line.split()[0]
+                        for line in result.stdout.lines if "PASSED" in line)  # -v: from the ini's addopts
+        assert passed == ["900001.py::test_0", "900002.py::test_0"], (name, passed)
+        assert "PytestConfigWarning" not in result.stdout.str(), name
+    assert not (data / ".pytest_cache").exists() and (pytester.path / ".pytest_cache").is_dir()
+
+
+def test_the_line_for_a_rootdir_taken_from_an_option_value_says_how_to_write_it() -> None:
+    from pytest_apps.plugin.early import misplaced_line, spaced_values
+
+    args = ["-v", "--apps-dataset", "/data/rows.jsonl", "--apps-limit=5", "--apps-fail-fast", "tests",
+            "--apps-candidates", "/data/gen.jsonl", "--", "--apps-html", "x"]
+    spaced = spaced_values(args)
+    assert spaced == [("--apps-dataset", "/data/rows.jsonl"), ("--apps-candidates", "/data/gen.jsonl")]
+    line = misplaced_line(spaced, Path("/data"), None)
+    assert line == ("apps: pytest took the value of --apps-dataset /data/rows.jsonl for a test path, so its rootdir "
+                    "is /data and its ini file none; write --apps-dataset=/data/rows.jsonl (an '=' between option "
+                    "and value); likewise --apps-candidates=/data/gen.jsonl")

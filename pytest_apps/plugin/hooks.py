@@ -28,6 +28,7 @@ from ..report.store import CaseRecords
 from . import gateways, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
+from .early import correct_setup
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
@@ -46,6 +47,14 @@ SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code l
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The rootdir and ini file as `--apps-dataset=PATH` gives them, for `--apps-dataset PATH` too (early.py)."""
+    line = correct_setup(early_config, parser, args)
+    if line:
+        early_config.issue_config_time_warning(pytest.PytestConfigWarning(line), stacklevel=2)
 
 
 @pytest.hookimpl(trylast=True)
