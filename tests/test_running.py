@@ -130,3 +130,29 @@ def test_the_line_for_a_rootdir_taken_from_an_option_value_says_how_to_write_it(
     assert line == ("apps: pytest took the value of --apps-dataset /data/rows.jsonl for a test path, so its rootdir "
                     "is /data and its ini file none; write --apps-dataset=/data/rows.jsonl (an '=' between option "
                     "and value); likewise --apps-candidates=/data/gen.jsonl")
+
+
+def test_the_candidates_source_and_what_lies_in_it(tmp_path: Path) -> None:
+    from pytest_apps.plugin.options import candidate_sources, is_active, lies_in
+
+    options: dict = {}
+    ini: dict = {}
+
+    def sources() -> list[Path]:
+        return candidate_sources(options.get, lambda name: ini.get(name, ""), str(tmp_path))
+
+    def active(*args: str) -> bool:
+        return is_active(options.get, lambda name: ini.get(name, ""), args, sources(), tmp_path)
+
+    assert set(sources()) == {tmp_path / "solutions", tmp_path / "apps-generations"}
+    assert active("solutions/7.py::test_3") and active(str(tmp_path / "solutions")) and active("apps-generations/x")
+    assert not active("tests/test_x.py") and not active("solutions2/7.py") and not active()
+    assert lies_in(tmp_path / "solutions" / "sub" / "test_y.py", sources())
+    ini["apps_candidates"] = "gens.jsonl"
+    assert tmp_path / "gens.jsonl" in sources() and tmp_path / "solutions" not in sources()
+    assert active("gens.jsonl::7::sample_1::test_3")
+    options["apps_candidates"] = "."  # the project itself: no path turns the plugin on, none is fenced
+    assert set(sources()) == {tmp_path / "apps-generations"}
+    ini["apps_limit"] = "x"  # a bad setting: the defaults (the run says what is wrong when it is active)
+    del options["apps_candidates"]
+    assert set(sources()) == {tmp_path / "solutions", tmp_path / "apps-generations"}

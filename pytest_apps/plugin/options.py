@@ -46,22 +46,19 @@ def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], A
     here = _absolute(started_in)
     out: list[Path] = []
     for path in (settings.candidates_path, settings.path(settings.generations)):
-        path = _absolute(path)
-        if path not in out and not (path == here or path in here.parents):
-            out.append(path)
+        for form in (_absolute(path), _absolute(path).resolve()):  # as given, and with links followed
+            if form not in out and not (form == here or form in here.parents):
+                out.append(form)
     return out
 
 
 def lies_in(arg: str | Path, sources: Sequence[Path], started_in: str | Path = ".") -> bool:
     """Whether a command-line argument (`path` or `path::names`, relative to where pytest started) or a
-    collected path is one of `sources` or lies below one of them (symbolic links followed or not)."""
+    collected path is one of `sources` (as `candidate_sources` gives them) or lies below one of them."""
+    if not sources:
+        return False
     path = _absolute(Path(started_in, str(arg).split("::")[0]))
-    seen = {path, path.resolve()}
-    for source in sources:
-        for src in {source, source.resolve()}:
-            if any(p == src or src in p.parents for p in seen):
-                return True
-    return False
+    return any(p == src or src in p.parents for p in (path, path.resolve()) for src in sources)
 
 
 def _absolute(path: str | Path) -> Path:
