@@ -28,8 +28,8 @@ from ..report.store import CaseRecords
 from . import gateways, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
-from .early import correct_setup
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
+from .early import correct_setup
 from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, Plan, build_plan, load_plan, remove_plan
 from .progress import progress_printer
