@@ -75,7 +75,7 @@ def correct_setup(config: Any, parser: Any, args: list[str]) -> str | None:
         apply_setup(config, parser, args, given, setup)
     except (AttributeError, KeyError, TypeError):
         return line
-    return None
+    return None if (config.rootpath, config.inipath) == (setup[0], setup[1]) else line
 
 
 def determined(config: Any, parser: Any, given: list[str]) -> tuple[Any, ...]:
