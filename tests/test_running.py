@@ -102,7 +102,11 @@ def test_a_path_option_written_with_a_space_keeps_the_projects_rootdir_and_ini(
     data = tmp_path_factory.mktemp("data")
     shutil.copy(SAMPLE_ROWS, data / "rows.jsonl")
     shutil.copytree(REPO / "solutions", data / "cands")
-    (pytester.path / "pytest.ini").write_text("[pytest]\napps_limit = 2\napps_max_tests = 1\naddopts = -v\n")
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\napps_limit = 2\napps_max_tests = 1\naddopts = -v\npythonpath = lib\n")
+    (pytester.path / "lib").mkdir()
+    (pytester.path / "lib" / "project_helper.py").write_text("")
+    (pytester.path / "conftest.py").write_text("import project_helper  # on sys.path by the ini's pythonpath\n")
     rows, cands = str(data / "rows.jsonl"), str(data / "cands")
     runs = {
         "spaced": run(pytester, "--apps-dataset", rows, "--apps-candidates", cands, "-n", "0"),
