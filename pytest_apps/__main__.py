@@ -93,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
         if not settings.agent:
-            raise OptionError("generate: give --apps-agent module:callable")
+            raise OptionError("generate: give --apps-agent=module:callable")
         selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
         _, rows = open_rows(settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint())
         parsed = select(rows, selection, settings.max_tests)

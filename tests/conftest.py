@@ -12,15 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from pytest_apps.plugin.options import is_active
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """The problem-index cache of this test session: a temporary folder, never ~/.cache. Set in the
-    environment, so pytester subprocesses and xdist workers (which inherit it) use it too."""
+    environment, so pytester subprocesses and xdist workers (which inherit it) use it too. Only for a
+    session of the project's own tests: pytest loads this file for any run in the checkout (`tests` is in
+    `testpaths`), and a benchmark run there keeps the user's cache."""
     if hasattr(config, "workerinput") and os.environ.get("PYTEST_APPS_CACHE"):
         return  # an xdist worker: the controller's folder
+    if not runs_own_tests(config):
+        return
     folder = tempfile.mkdtemp(prefix="pytest-apps-cache-")
     config.stash[_CACHE_KEY] = (folder, os.environ.get("PYTEST_APPS_CACHE"))
     os.environ["PYTEST_APPS_CACHE"] = folder
@@ -37,6 +43,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _CACHE_KEY = pytest.StashKey[tuple]()
+
+
+def runs_own_tests(config: pytest.Config) -> bool:
+    """Whether this session collects the project's own tests: the plugin is dormant (a run with `--apps*` or
+    ini `apps = true` is a benchmark run) and a test path lies in this folder. (An xdist worker decides the
+    same from the same command line; pytester's runs are in folders of their own, which never load this file.)"""
+    if is_active(config.getoption, config.getini):
+        return False
+    here = Path(__file__).resolve().parent
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, str(arg).split("::")[0]).resolve()
+        if path == here or here in path.parents:
+            return True
+    return False
 
 
 def shared_data_dir() -> Path:

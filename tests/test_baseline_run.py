@@ -129,7 +129,7 @@ def test_a_mismatched_or_missing_baseline_is_refused_before_anything_runs(change
     missing.stderr.fnmatch_lines(["ERROR: apps: --apps-baseline reports/nope.json: no such file; *"])
     gate_alone = run(changed, "--apps-dataset", "sample", "--apps-fail-on-regression")
     assert gate_alone.ret == pytest.ExitCode.USAGE_ERROR
-    gate_alone.stderr.fnmatch_lines(["*--apps-fail-on-regression: give --apps-baseline PATH*"])
+    gate_alone.stderr.fnmatch_lines(["*--apps-fail-on-regression: give --apps-baseline=PATH*"])
 
 
 def test_markdown_summary_and_the_github_step_summary(changed: pytest.Pytester, monkeypatch, tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ def test_failure_text_is_short_and_says_how_to_rerun(broken_project: pytest.Pyte
     out = result.stdout.str()
     assert "problem 900001 test 0: wrong answer" in out
     assert "expected:" in out and "got:" in out and "-1" in out
-    assert "rerun: pytest --apps-dataset sample solutions/900001.py::test_0" in out
+    assert "rerun: pytest --apps-dataset=sample solutions/900001.py::test_0" in out
     result.stdout.fnmatch_lines(["*first failing case*", "  solutions/900001.py::test_0"])
     # the rerun command, pasted as printed, runs exactly that case
     line = next(x for x in result.stdout.lines if x.startswith("rerun: pytest ") and "test_3" in x)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -109,6 +110,21 @@ def test_every_option_is_documented_in_the_options_page() -> None:
     unknown = [row for row in rows if row not in flags]
     assert not unknown, f"rows in docs/options.md for options that do not exist: {unknown}"
     assert len(rows) == len(set(rows)), "an option has two rows in docs/options.md"
+
+
+def test_every_option_help_renders(pytester: pytest.Pytester) -> None:
+    from pytest_apps.core.settings import OPTIONS
+
+    # argparse formats each help text (a bare % in one breaks `pytest --help` for every project using pytest)
+    result = run(pytester, "--help")
+    assert result.ret == 0, result.stderr.str()
+    shown = result.stdout.str()
+    unlisted = [opt.flag for opt in OPTIONS if not re.search(rf"^\s+{re.escape(opt.flag)}[=\s]", shown, re.M)]
+    assert not unlisted, f"options missing from pytest --help: {unlisted}"
+    assert "difference's 95% interval" in " ".join(shown.split())  # the help text as written, not as a format
+    generate = pytester.run(sys.executable, "-m", "pytest_apps", "generate", "--help")
+    assert generate.ret == 0, generate.stderr.str()
+    assert all(opt.flag in generate.stdout.str() for opt in OPTIONS)
 
 
 def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(

@@ -32,7 +32,7 @@ class ChatError(Exception):
 def chat_settings(options: dict[str, Any]) -> dict[str, Any]:
     model = options.get("model") or os.environ.get("OPENAI_MODEL")
     if not model:
-        raise ChatError("no model: give --apps-model NAME or set OPENAI_MODEL")
+        raise ChatError("no model: give --apps-model=NAME or set OPENAI_MODEL")
     base = (
         options.get("base_url") or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE")
         or DEFAULT_BASE_URL

@@ -229,8 +229,9 @@ def _slug(text: str) -> str:
 
 def argparse_kwargs(opt: Option) -> dict[str, Any]:
     """How an option is declared on a command line (pytest's or `python -m pytest_apps`'s): unset
-    values stay None, so the ini option and then the default can apply."""
-    kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help}
+    values stay None, so the ini option and then the default can apply. (argparse formats a help text with
+    `%`: a percent sign in one is written `%%` there.)"""
+    kwargs: dict[str, Any] = {"dest": opt.dest, "default": None, "help": opt.help.replace("%", "%%")}
     if opt.metavar:
         kwargs["metavar"] = opt.metavar
     if opt.kind == "list":
@@ -316,7 +317,7 @@ def _check(s: Settings) -> None:
     if s.fail_under is not None and not 0 <= s.fail_under <= 100:
         raise OptionError(f"--apps-fail-under: {s.fail_under} is not a percentage from 0 to 100")
     if s.fail_on_regression and not s.baseline:
-        raise OptionError("--apps-fail-on-regression: give --apps-baseline PATH, the JSON report to compare with")
+        raise OptionError("--apps-fail-on-regression: give --apps-baseline=PATH, the JSON report to compare with")
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS:
             raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")
@@ -342,12 +343,14 @@ RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "sel
 
 
 def rerun_args(settings: Settings) -> list[str]:
-    """The options, beyond the node id, that a command rerunning one case needs."""
+    """The options, beyond the node id, that a command rerunning one case needs, each `--opt=value` (pytest
+    takes an option's value that is an argument of its own and names an existing path for a test path when
+    it places its rootdir, before it knows a plugin's options)."""
     by_name = {opt.name: opt for opt in OPTIONS}
     args: list[str] = []
     for name in RERUN_OPTIONS:
         opt = by_name[name]
         value = getattr(settings, opt.dest[len("apps_"):], None)
         if value is not None and value != opt.default and not (name == "memory" and value == _memory_from_env()):
-            args += [opt.flag, f"{value:g}" if isinstance(value, float) else str(value)]
+            args.append(f"{opt.flag}={value:g}" if isinstance(value, float) else f"{opt.flag}={value}")
     return args

@@ -29,7 +29,8 @@ from . import gateways, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
-from .options import add_options, is_active
+from .early import correct_setup
+from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
@@ -42,6 +43,7 @@ PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on t
 SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
 PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its machine's workers, their count)
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
+SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -54,10 +56,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """The rootdir and ini file as `--apps-dataset=PATH` gives them, for `--apps-dataset PATH` too (early.py)."""
+    line = correct_setup(early_config, parser, args)
+    if line:
+        early_config.issue_config_time_warning(pytest.PytestConfigWarning(line), stacklevel=2)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", None) or {}
-    if config.option.help or not (REMOTE_KEY in worker or is_active(config.getoption, config.getini)):
+    if config.option.help:
+        return
+    started_in = str(config.invocation_params.dir)
+    # where candidate code lies (this machine's paths; a remote worker collects from the plan instead)
+    sources = [] if REMOTE_KEY in worker else candidate_sources(config.getoption, config.getini, started_in)
+    config.stash[SOURCES_KEY] = sources
+    given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    if not (REMOTE_KEY in worker or is_active(config.getoption, config.getini, given, sources, started_in)):
         return
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
@@ -103,6 +120,33 @@ def pytest_configure(config: pytest.Config) -> None:
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With the plugin dormant, pytest does not walk into the candidates' folders: nothing there is a test, and
+    pytest's Python collector would import a `test_*.py` there, running candidate code inside pytest."""
+    if STATE_KEY in config.stash or not lies_in(collection_path, config.stash.get(SOURCES_KEY, [])):
+        return None
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> Any:
+    """A folder of candidates is a plain folder to pytest, never a package (whose `__init__.py` it imports)."""
+    if lies_in(path, parent.config.stash.get(SOURCES_KEY, [])):
+        return pytest.Dir.from_parent(parent, path=path)
+    return None
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
+    """Only the plugin's own collector takes a file where candidates lie, active or dormant, walked or named
+    on the command line: any other (pytest's Python collector above all) would import candidate code."""
+    collected = yield
+    if not collected or not lies_in(file_path, parent.config.stash.get(SOURCES_KEY, [])):
+        return collected
+    return [node for node in collected if isinstance(node, CandidateFile)]
 
 
 def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from ..core.settings import OPTIONS, argparse_kwargs
+from ..core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve
 
 
 def add_options(parser: Any) -> None:
@@ -19,9 +21,45 @@ def add_options(parser: Any) -> None:
         parser.addini(opt.dest, opt.help, type=ini_type)
 
 
-def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any]) -> bool:
+def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any], args: Sequence[str] = (),
+              sources: Sequence[Path] = (), started_in: str | Path = ".") -> bool:
+    """`--apps`, a selection option, a command-line path in the candidates' `sources` (a node id pasted
+    from a run: it runs fenced, as a candidate, never as a test module), or the ini's `apps = true`."""
     if getoption("apps"):
         return True
     if any(getoption(opt.dest) is not None for opt in OPTIONS if opt.selects):
         return True
+    if any(lies_in(arg, sources, started_in) for arg in args):
+        return True
     return bool(getini("apps"))
+
+
+def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str) -> list[Path]:
+    """Where the programs of a run with these options would come from: the candidates source (a folder or a
+    generations file; the default `solutions`) and the generations folder, as absolute paths. Candidate code
+    lies there, so pytest's Python collector must never import a file of theirs, the plugin active or not.
+    A folder that holds where pytest started (`--apps-candidates=.`) is left out: it is the project itself."""
+    try:
+        settings = resolve(getoption, getini, started_in)
+    except OptionError:  # the run itself says so when it is active; dormant, the defaults
+        settings = Settings(rootdir=started_in)
+    here = _absolute(started_in)
+    out: list[Path] = []
+    for path in (settings.candidates_path, settings.path(settings.generations)):
+        for form in (_absolute(path), _absolute(path).resolve()):  # as given, and with links followed
+            if form not in out and not (form == here or form in here.parents):
+                out.append(form)
+    return out
+
+
+def lies_in(arg: str | Path, sources: Sequence[Path], started_in: str | Path = ".") -> bool:
+    """Whether a command-line argument (`path` or `path::names`, relative to where pytest started) or a
+    collected path is one of `sources` (as `candidate_sources` gives them) or lies below one of them."""
+    if not sources:
+        return False
+    path = _absolute(Path(started_in, str(arg).split("::")[0]))
+    return any(p == src or src in p.parents for p in (path, path.resolve()) for src in sources)
+
+
+def _absolute(path: str | Path) -> Path:
+    return Path(os.path.abspath(os.path.expanduser(path)))

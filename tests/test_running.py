@@ -1,0 +1,162 @@
+"""Running and rerunning as a user does: option spelling and the rootdir, pasted node ids, dormancy, and a
+benchmark run inside this checkout (docs/running.md). Real pytest subprocesses, the real executor."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run
+
+SAMPLE_ROWS = REPO / "pytest_apps" / "data" / "sample.jsonl"
+
+
+def test_a_benchmark_run_in_the_checkout_keeps_the_users_index_cache(
+    sample_project: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's own test set-up (tests/conftest.py, loaded whenever `tests` is a test path) points the
+    index cache at a temporary folder for the project's tests only, not for a benchmark run."""
+    (sample_project.path / "tests").mkdir()
+    shutil.copy(REPO / "tests" / "conftest.py", sample_project.path / "tests" / "conftest.py")
+    sample_project.makeini("[pytest]\ntestpaths = tests\n")
+    shutil.copy(SAMPLE_ROWS, sample_project.path / "rows.jsonl")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PYTEST_APPS_CACHE", str(cache))
+    first = run(sample_project, "--apps-dataset=rows.jsonl", "--apps-max-tests=1", "-n", "0")
+    first.stdout.fnmatch_lines(["apps: dataset *rows.jsonl *, problem index built and cached"])
+    second = run(sample_project, "--apps-dataset=rows.jsonl", "--apps-max-tests=1", "-n", "0")
+    second.stdout.fnmatch_lines(["apps: dataset *rows.jsonl *, problem index cached"])
+    assert any(cache.iterdir())
+    second.assert_outcomes(passed=6)
+
+
+def marking(marker: Path, program: str) -> str:
+    """A program that leaves `marker` behind if it ever runs inside a pytest process."""
+    return ("import sys\n"
+            "if '_pytest' in sys.modules:\n"
+            f"    open({str(marker)!r}, 'w').write('candidate code ran in the pytest process')\n" + program)
+
+
+def test_a_pasted_candidate_node_id_runs_fenced_without_any_apps_option(sample_project: pytest.Pytester) -> None:
+    """`pytest 'solutions/<id>.py::test_1'`, as the README and the summary give it, with no --apps* option and no
+    ini `apps = true`: the path lies in the candidates source, so the plugin runs that case (never pytest's
+    Python collector, which would import the candidate)."""
+    sample_project.makeini("[pytest]\napps_dataset = sample\n")
+    marker = sample_project.path / "ran-inside-pytest"
+    program = "a, b = map(int, input().split())\nprint(a + b)\n"
+    (sample_project.path / "solutions" / "900001.py").write_text(marking(marker, program))
+    result = run(sample_project, "solutions/900001.py::test_1", "-v")
+    assert not marker.exists()
+    result.stdout.fnmatch_lines(["solutions/900001.py::test_1 PASSED*", "*APPS summary*"])
+    result.assert_outcomes(passed=1)
+    # the whole file, and a candidates folder named in the ini, likewise
+    (sample_project.path / "elsewhere").mkdir()
+    shutil.move(sample_project.path / "solutions" / "900001.py", sample_project.path / "elsewhere" / "900001.py")
+    sample_project.makeini("[pytest]\napps_dataset = sample\napps_candidates = elsewhere\n")
+    result = run(sample_project, "elsewhere/900001.py")
+    assert not marker.exists()
+    result.assert_outcomes(passed=5)
+
+
+def test_a_candidates_folder_is_never_imported_by_pythons_collector(sample_project: pytest.Pytester) -> None:
+    """A `test_*.py` among the candidates is candidate code: pytest's Python collector never imports it, with
+    the plugin dormant (a plain run walking the project) or active (walking, or the file named)."""
+    marker = sample_project.path / "ran-inside-pytest"
+    (sample_project.path / "solutions" / "test_x.py").write_text(marking(marker, "def test_x():\n    pass\n"))
+    (sample_project.path / "solutions" / "sub").mkdir()
+    (sample_project.path / "solutions" / "sub" / "test_y.py").write_text(marking(marker, "def test_y():\n    pass\n"))
+    sample_project.makepyfile(test_plain="def test_plain():\n    pass\n")
+    dormant = run(sample_project)
+    assert not marker.exists()
+    dormant.assert_outcomes(passed=1)
+    assert "APPS summary" not in dormant.stdout.str()
+    active = run(sample_project, "--apps-dataset=sample", "--apps-max-tests=1")
+    assert not marker.exists()
+    active.assert_outcomes(passed=6)
+    named = run(sample_project, "--apps-dataset=sample", "solutions/test_x.py", "solutions/sub")
+    assert not marker.exists()
+    assert named.ret != 0 and "passed" not in named.parseoutcomes()
+
+
+def test_the_id_pasted_from_a_generations_file_run_reruns_that_case(pytester: pytest.Pytester) -> None:
+    from test_candidates_run import write_gens
+
+    write_gens(pytester.path / "gens.jsonl")
+    pytester.makeini("[pytest]\napps_dataset = sample\napps_candidates = gens.jsonl\napps_only = 900001,900003\n")
+    first = run(pytester, "--apps")
+    lines = first.stdout.lines
+    pasted = lines[lines.index("first failing case of failing problems (paste to rerun):") + 1].strip()
+    assert pasted == "gens.jsonl::900001::sample_1::test_0"
+    again = run(pytester, pasted, "-v")  # as pasted: no --apps* option
+    again.stdout.fnmatch_lines([f"{pasted} FAILED*", "*APPS summary*"])
+    again.assert_outcomes(failed=1)
+
+
+def test_a_path_option_written_with_a_space_keeps_the_projects_rootdir_and_ini(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """`--apps-dataset /data/rows.jsonl` (a value of its own) and `--apps-dataset=/data/rows.jsonl` give one
+    rootdir, ini file, settings and node ids, though pytest decides its rootdir before it knows our options."""
+    data = tmp_path_factory.mktemp("data")
+    shutil.copy(SAMPLE_ROWS, data / "rows.jsonl")
+    shutil.copytree(REPO / "solutions", data / "cands")
+    (pytester.path / "pytest.ini").write_text(
+        "[pytest]\napps_limit = 2\napps_max_tests = 1\naddopts = -v\npythonpath = lib\n")
+    (pytester.path / "lib").mkdir()
+    (pytester.path / "lib" / "project_helper.py").write_text("")
+    (pytester.path / "conftest.py").write_text("import project_helper  # on sys.path by the ini's pythonpath\n")
+    rows, cands = str(data / "rows.jsonl"), str(data / "cands")
+    runs = {
+        "spaced": run(pytester, "--apps-dataset", rows, "--apps-candidates", cands, "-n", "0"),
+        "joined": run(pytester, f"--apps-dataset={rows}", f"--apps-candidates={cands}", "-n", "0"),
+        "spaced, two workers": run(pytester, "--apps-dataset", rows, "--apps-candidates", cands, "-n", "2"),
+    }
+    for name, result in runs.items():
+        result.stdout.fnmatch_lines([f"rootdir: {pytester.path}", "configfile: pytest.ini",
+                                     "apps: 2 problems (limit 2), first 1 tests per problem*"])
+        passed = sorted(line.split()[-1] if line.startswith("[gw") else line.split()[0]
+                        for line in result.stdout.lines if "PASSED" in line)  # -v: from the ini's addopts
+        assert passed == ["900001.py::test_0", "900002.py::test_0"], (name, passed)
+        assert "PytestConfigWarning" not in result.stdout.str(), name
+    assert not (data / ".pytest_cache").exists() and (pytester.path / ".pytest_cache").is_dir()
+
+
+def test_the_line_for_a_rootdir_taken_from_an_option_value_says_how_to_write_it() -> None:
+    from pytest_apps.plugin.early import misplaced_line, spaced_values
+
+    args = ["-v", "--apps-dataset", "/data/rows.jsonl", "--apps-limit=5", "--apps-fail-fast", "tests",
+            "--apps-candidates", "/data/gen.jsonl", "--", "--apps-html", "x"]
+    spaced = spaced_values(args)
+    assert spaced == [("--apps-dataset", "/data/rows.jsonl"), ("--apps-candidates", "/data/gen.jsonl")]
+    line = misplaced_line(spaced, Path("/data"), None)
+    assert line == ("apps: pytest took the value of --apps-dataset /data/rows.jsonl for a test path, so its rootdir "
+                    "is /data and its ini file none; write --apps-dataset=/data/rows.jsonl (an '=' between option "
+                    "and value); likewise --apps-candidates=/data/gen.jsonl")
+
+
+def test_the_candidates_source_and_what_lies_in_it(tmp_path: Path) -> None:
+    from pytest_apps.plugin.options import candidate_sources, is_active, lies_in
+
+    options: dict = {}
+    ini: dict = {}
+
+    def sources() -> list[Path]:
+        return candidate_sources(options.get, lambda name: ini.get(name, ""), str(tmp_path))
+
+    def active(*args: str) -> bool:
+        return is_active(options.get, lambda name: ini.get(name, ""), args, sources(), tmp_path)
+
+    assert set(sources()) == {tmp_path / "solutions", tmp_path / "apps-generations"}
+    assert active("solutions/7.py::test_3") and active(str(tmp_path / "solutions")) and active("apps-generations/x")
+    assert not active("tests/test_x.py") and not active("solutions2/7.py") and not active()
+    assert lies_in(tmp_path / "solutions" / "sub" / "test_y.py", sources())
+    ini["apps_candidates"] = "gens.jsonl"
+    assert tmp_path / "gens.jsonl" in sources() and tmp_path / "solutions" not in sources()
+    assert active("gens.jsonl::7::sample_1::test_3")
+    options["apps_candidates"] = "."  # the project itself: no path turns the plugin on, none is fenced
+    assert set(sources()) == {tmp_path / "apps-generations"}
+    ini["apps_limit"] = "x"  # a bad setting: the defaults (the run says what is wrong when it is active)
+    del options["apps_candidates"]
+    assert set(sources()) == {tmp_path / "solutions", tmp_path / "apps-generations"}
