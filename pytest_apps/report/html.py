@@ -343,6 +343,18 @@ def _pane(title: str, text: Any, cls: str = "", note: str = "") -> str:
     return f'<div class="pane {cls}"><div class="pt">{esc(title)}{extra}</div><pre>{body}</pre></div>'
 
 
+def _sides(detail: Mapping[str, Any]) -> list[str]:
+    """The expected and got panes: for output of several lines, the numbered lines around the first
+    difference (`expected_near`, `got_near`: a header line, then the lines), else the excerpts."""
+    if detail.get("expected_near") and detail.get("got_near"):
+        panes = []
+        for name, cls in (("expected", "exp"), ("got", "got")):
+            head, _, body = str(detail[f"{name}_near"]).partition("\n")
+            panes.append(_pane(name, body, cls, note=head.partition(" ")[2].strip("():")))
+        return panes
+    return [_pane("expected", detail.get("expected"), "exp"), _pane("got", detail.get("got"), "got")]
+
+
 def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     kind = _first_kind(p)
     code, label, colour = KINDS.get(kind, (OTHER_CODE, kind.replace("_", " "), KINDS["harness_error"][2]))
@@ -353,10 +365,11 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     parts = [
         '<div class="io">',
         _pane("input", detail.get("input")),
-        _pane("expected", detail.get("expected"), "exp"),
-        _pane("got", detail.get("got"), "got"),
+        *_sides(detail),
         "</div>",
     ]
+    if detail.get("diff"):
+        parts.append(_pane("diff (- expected, + got)", detail["diff"], "diff"))
     if detail.get("first_diff") and detail.get("first_diff") != detail.get("reason"):
         parts.append(f'<p class="diff"><b>first difference</b> {esc(detail["first_diff"])}</p>')
     if detail.get("stderr_tail"):
