@@ -57,7 +57,8 @@ def test_newly_failing_newly_passing_and_the_figures_over_common_problems():
     # 2x2 over the five common problems: both 1 (2), only now 2 (3, 4), only then 2 (1, 5), neither 0
     assert f["difference"]["interval"] == newcombe_paired(1, 2, 2, 0).to_dict()
     assert f["mcnemar_p"] == mcnemar_exact(2, 2) == 1.0
-    assert c.method == "newcombe" and f["then"]["interval"]["method"] == "wilson"
+    # then and now: the interval each run's own headline shows (Clopper-Pearson); the difference: Newcombe
+    assert c.method == "newcombe" and f["then"]["interval"]["method"] == "clopper-pearson"
     assert list(c.per_tier) == ["introductory", "interview", "competition"]
     intro = c.per_tier["introductory"]
     assert intro["problems"] == 2 and intro["newly_failing"] == 1 and intro["newly_passing"] == 0
@@ -97,19 +98,21 @@ def test_nothing_in_common_is_said_plainly():
     assert "Compared on the 0 problems" in markdown_text({**doc({"2": "pass"}), "baseline": data})
 
 
-def test_with_samples_the_difference_is_a_paired_bootstrap_and_score_changes_are_listed():
+def test_with_samples_the_difference_is_square_and_add_and_score_changes_are_listed():
     samples_then = {"1": (10, 9), "2": (10, 10), "3": (10, 2), "4": (10, 0)}
     samples_now = {"1": (10, 1), "2": (10, 10), "3": (10, 6), "4": (10, 10)}
     then = doc({"1": "fail", "2": "pass", "3": "fail", "4": "fail"}, samples=samples_then)
     now = doc({"1": "fail", "2": "pass", "3": "fail", "4": "pass"}, samples=samples_now)
     c = compare(then, now)
-    assert c.method == "paired bootstrap" and c.figures["difference"]["interval"]["method"] == "paired bootstrap"
+    assert c.method == "square-and-add" and c.figures["difference"]["interval"]["method"] == "square-and-add"
+    assert (c.figures["then"]["samples"], c.figures["then"]["samples_passing"]) == (40, 21)
+    assert (c.figures["now"]["samples"], c.figures["now"]["samples_passing"]) == (40, 27)
     assert c.figures["then"]["strict_accuracy"] == 0.525 and c.figures["now"]["strict_accuracy"] == 0.675
     assert c.figures["difference"]["value"] == 0.15
     assert [x.id for x in c.newly_passing] == ["4"] and not c.newly_failing
     assert [(x.id, x.then_score, x.now_score) for x in c.scores_fell] == [("1", 0.9, 0.1)]
     assert [x.id for x in c.scores_rose] == ["4", "3"]  # largest rise first
-    assert compare(then, now).to_dict() == c.to_dict()  # seeded
+    assert compare(then, now).to_dict() == c.to_dict()  # a function of the reports
     assert any(line.startswith("share of passing samples fell (1): 1 (90.00% -> 10.00%)")
                for line in baseline_lines(c.to_dict()))
 
@@ -202,7 +205,8 @@ def test_a_loaded_baseline_keeps_only_what_the_comparison_reads(tmp_path: Path):
     full["problems"][1].update(program="print(1)" * 1000, first_failure_detail={"input": "x" * 1000})
     (tmp_path / "r.json").write_text(json.dumps(full))
     slim = load_report(tmp_path / "r.json")
-    assert set(slim["problems"][1]) == {"id", "difficulty", "verdict", "score", "samples", "first_failure"}
+    assert set(slim["problems"][1]) == {"id", "difficulty", "verdict", "score", "samples", "samples_passed",
+                                        "first_failure"}
     assert slim["settings"] == full["settings"] and slim["source"] == full["source"]
     assert compare(slim, full).to_dict() == compare(full, full).to_dict()
 

@@ -54,7 +54,7 @@ def test_a_run_against_its_baseline_lists_the_broken_and_the_fixed_problem(chang
     result = run(changed, *base, "--apps-html", "reports/apps.html")
     assert result.ret == 1  # cases failed and no gate was asked for: pytest's own status
     section = summary_section(result)
-    assert section[0] == "strict accuracy: 83.33% (5/6 problems), 95% CI 43.6-97.0%"
+    assert section[0] == "strict accuracy: 83.33% (5/6 problems), 95% CI 35.9-99.6%"
     i = section.index("baseline reports/base.json: 6 problems in both runs")
     assert section[i + 1] == ("strict accuracy then 83.33% (5/6), now 83.33% (5/6): +0.00 points, "
                               "95% CI -44.5 to +44.5 points (Newcombe hybrid score)")
@@ -72,7 +72,8 @@ def test_a_run_against_its_baseline_lists_the_broken_and_the_fixed_problem(chang
     assert [(x["id"], x["then"], x["now"]) for x in b["newly_passing_problems"]] == [("900005", "fail", "pass")]
     assert b["mcnemar_p"] == 1.0 and b["method"] == "newcombe"
     assert b["per_tier"]["competition"]["newly_passing"] == 1 and b["per_tier"]["interview"]["newly_failing"] == 0
-    assert report["summary"]["intervals"]["strict_accuracy"] == {"low": 0.436497, "high": 0.969947, "method": "wilson"}
+    assert report["summary"]["intervals"]["strict_accuracy"] == {"low": 0.358765, "high": 0.995789,
+                                                                  "method": "clopper-pearson"}
 
     page = (changed.path / "reports" / "apps.html").read_text()
     assert '<details class="fail" id="p-900001" data-kind="wrong_answer" data-id="900001" data-change="newly_failing">' in page
@@ -143,7 +144,7 @@ def test_markdown_summary_and_the_github_step_summary(changed: pytest.Pytester, 
     assert result.ret == 1
     text = (changed.path / "reports" / "apps.md").read_text()
     assert step.read_text() == "## earlier step\n" + text  # appended, not overwritten
-    assert "**Strict accuracy 83.33%** (5/6 problems), 95% CI 43.6-97.0%" in text
+    assert "**Strict accuracy 83.33%** (5/6 problems), 95% CI 35.9-99.6%" in text
     assert "| introductory | 2 | 1 | 50.00% | 9.5-90.5% |" in text
     assert "| all | 6 | 83.33% (5/6) | 83.33% (5/6) | +0.00 points (-44.5 to +44.5) | 1 | 1 |" in text
     assert "**Newly failing (1)**: `900001`" in text and "**Newly passing (1)**: `900005`" in text

@@ -43,7 +43,12 @@ def test_generations_file_with_samples(pytester: pytest.Pytester):
         "gens.jsonl::900003::test_0 PASSED*",
         "*samples per problem: 1 to 3; pass@1 83.33%*",
     ])
+    # with samples the headline says it estimates pass@1, and from what; the failure names the sample
+    result.stdout.fnmatch_lines(["strict accuracy: 83.33% (pass@1 estimate: 3 of 4 samples passing, 2 problems), "
+                                 "95% CI *"])
+    result.stdout.fnmatch_lines(["APPS problem 900001 sample_1 test 0: wrong answer*"])
     report = read_report(pytester)
+    assert "strict accuracy: " + report["summary"]["figure_texts"]["strict_accuracy"] in result.stdout.lines
     assert report["summary"]["pass_at_k"] == {"pass@1": round((2 / 3 + 1) / 2, 6)}
     assert report["summary"]["strict_accuracy"] == round((2 / 3 + 1) / 2, 6)
     p1, p3 = report["problems"]

@@ -1,17 +1,17 @@
-"""The report's statistics against known values: Wilson intervals, Newcombe's paired difference interval, the
-exact McNemar test and the seeded bootstrap over problems; and the intervals the roll-up puts in the summary."""
+"""The report's statistics against known values: Wilson intervals, Newcombe's paired difference interval and the
+exact McNemar test; and the intervals the roll-up puts in the summary. (Clopper-Pearson, effective counts and
+their coverage: test_intervals.py.)"""
 
 from __future__ import annotations
 
 import math
-import random
 
 import pytest
 
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.dataset.problems import Problem
 from pytest_apps.report.rollup import summarize
-from pytest_apps.report.stats import bootstrap_mean, mcnemar_exact, newcombe_paired, wilson, z_for
+from pytest_apps.report.stats import clopper_pearson, mcnemar_exact, newcombe_paired, wilson, z_for
 
 
 def close(interval, low, high, tol=5e-5):
@@ -99,45 +99,6 @@ def test_mcnemar_exact_on_the_full_split_does_not_overflow():
     assert 0 < mcnemar_exact(b, c) < 0.01
 
 
-# ------------------------------------------------------------------------------------------- bootstrap
-
-
-def test_bootstrap_is_seeded_and_depends_on_the_scores_only():
-    scores = [i % 5 / 4 for i in range(120)]
-    first = bootstrap_mean(scores)
-    assert first == bootstrap_mean(scores)  # the same on every run and machine
-    shuffled = scores[:]
-    random.Random(3).shuffle(shuffled)
-    assert bootstrap_mean(shuffled) == first  # problem order does not matter
-    assert first.low < sum(scores) / len(scores) < first.high and first.method == "bootstrap"
-
-
-def test_bootstrap_edge_cases():
-    assert bootstrap_mean([]) is None
-    assert bootstrap_mean([0.0] * 30) == bootstrap_mean([0.0] * 30) and bootstrap_mean([0.0] * 30).high == 0.0
-    one = bootstrap_mean([1.0] * 7)
-    assert (one.low, one.high) == (1.0, 1.0)
-
-
-def test_bootstrap_matches_resampling_problems_one_by_one():
-    # It draws how often each distinct score is picked instead of n indices: the same distribution as the
-    # textbook resampling of problems with replacement, checked here against that textbook version.
-    values = [0.0] * 45 + [0.5] * 20 + [1.0] * 35
-    rng = random.Random(11)
-    means = sorted(sum(rng.choice(values) for _ in values) / len(values) for _ in range(4000))
-    textbook = (means[100], means[3899])
-    ours = bootstrap_mean(values)
-    assert ours.low == pytest.approx(textbook[0], abs=0.015) and ours.high == pytest.approx(textbook[1], abs=0.015)
-
-
-def test_bootstrap_of_a_proportion_is_close_to_the_normal_interval_on_many_problems():
-    k, n = 840, 2000
-    ours = bootstrap_mean([1.0] * k + [0.0] * (n - k))
-    p = k / n
-    half = z_for() * math.sqrt(p * (1 - p) / n)
-    assert ours.low == pytest.approx(p - half, abs=0.004) and ours.high == pytest.approx(p + half, abs=0.004)
-
-
 # --------------------------------------------------------------------------------- in the roll-up
 
 
@@ -145,7 +106,7 @@ def _problem(pid, tier="interview"):
     return Problem(id=pid, index=int(pid), difficulty=tier, fmt="stdin", fn_name=None, n_cases=1, n_cases_total=1)
 
 
-def test_summary_intervals_with_one_program_per_problem_are_wilson():
+def test_summary_intervals_with_one_program_per_problem_are_clopper_pearson():
     problems = [_problem(str(i), "introductory" if i < 10 else "interview") for i in range(50)]
     passing = set(range(21))
     records = [CaseRecord(problem=str(i), case=0, kind="pass" if i in passing else "wrong_answer") for i in range(50)]
@@ -153,15 +114,16 @@ def test_summary_intervals_with_one_program_per_problem_are_wilson():
     f = summarize(problems, cands, [], records).figures
     ci = f["intervals"]
     assert ci["level"] == 0.95
-    assert ci["strict_accuracy"] == {"low": 0.29375, "high": 0.557666, "method": "wilson"}  # 21 of 50
-    assert ci["strict_accuracy_with_code"] == wilson(21, 48).to_dict()
-    assert ci["per_tier"]["introductory"] == wilson(10, 10).to_dict()
-    assert ci["per_tier"]["interview"] == wilson(11, 40).to_dict()
+    # 21 of 50: scipy.stats.binomtest(21, 50).proportion_ci() gives 0.281882-0.567940
+    assert ci["strict_accuracy"] == {"low": 0.281882, "high": 0.56794, "method": "clopper-pearson"}
+    assert ci["strict_accuracy_with_code"] == clopper_pearson(21, 48).to_dict()
+    assert ci["per_tier"]["introductory"] == clopper_pearson(10, 10).to_dict()
+    assert ci["per_tier"]["interview"] == clopper_pearson(11, 40).to_dict()
     assert ci["per_tier"]["competition"] is None  # no problems
     assert ci["pass_at_k"] == {"pass@1": ci["strict_accuracy"]}  # one program per problem: the same figure
 
 
-def test_summary_intervals_with_samples_are_bootstrapped_for_pass_at_1_and_pass_at_k():
+def test_summary_intervals_with_samples_rest_on_effective_counts_for_pass_at_1_and_pass_at_k():
     from pytest_apps.candidates.sources import Candidate
 
     problems = [_problem(str(i)) for i in range(20)]
@@ -174,7 +136,8 @@ def test_summary_intervals_with_samples_are_bootstrapped_for_pass_at_1_and_pass_
             records.append(CaseRecord(problem=str(i), case=0, kind=kind, sample=j))
     f = summarize(problems, cands, [], records).figures
     ci = f["intervals"]
-    assert ci["strict_accuracy"]["method"] == "bootstrap"
+    assert ci["strict_accuracy"]["method"] == "clopper-pearson effective"
+    assert ci["strict_accuracy"]["effective_problems"] == 20  # fewer than 30 problems: no credit for samples
     assert ci["strict_accuracy"]["low"] < f["strict_accuracy"] < ci["strict_accuracy"]["high"]
     assert set(ci["pass_at_k"]) == {"pass@1", "pass@5"} == set(f["pass_at_k"])
     assert ci["pass_at_k"]["pass@1"] == ci["strict_accuracy"]  # pass@1 is strict accuracy with samples

@@ -21,7 +21,7 @@ from ..core.outcome import PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
-from ..engine.failtext import failure_text
+from ..engine.failtext import case_title, failure_text
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
 from ..judge.cascade import HarnessError
@@ -162,7 +162,7 @@ class CaseItem(pytest.Item):
             if self.result.outcome is not None:
                 case_file = state.store.write_case_files(state.cases_folder, self.problem, self.index, self.result)
                 case_file = Path(os.path.relpath(case_file, state.started_in))
-            title = f"problem {self.problem.id} test {self.index}"
+            title = case_title(self.problem.id, self.index, self.candidate.label)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
             raise CaseFailed(failure_text(self.result, title, rerun, case_file))
 

@@ -8,9 +8,11 @@ Shared by the plugin (`--apps-baseline`, which compares the run's own document w
 - **Per problem.** "pass" or not (any other verdict: fail, no code, broken, incomplete), as strict accuracy
   counts it; with several samples also the score (the share of passing samples).
 - **Figures.** Strict accuracy then and now over the common problems, the difference with its 95% interval
-  paired over problems (Newcombe's hybrid score interval with one program per problem; a paired bootstrap
-  over problems, fixed seed, when either run has several samples), and McNemar's exact test on the
-  problems whose verdict changed. The same per tier.
+  paired over problems (Newcombe's hybrid score interval with one program per problem; with several
+  samples in either run, Newcombe's square-and-add of the two runs' effective-count intervals, see
+  `stats.square_and_add`), and McNemar's exact test on the problems whose verdict changed. The same per
+  tier. Then and now have the interval of each run's own headline figure (Clopper-Pearson, on the effective
+  count with samples); with samples, each side also counts its samples and how many passed.
 - **Comparable runs.** Runs whose verdicts for the same program could differ are refused with one line
   naming the difference: the data (dataset and split; the hub commit actually loaded, or for local files
   their content), the judge, the tests per problem (`max_tests`) and the limits a program runs under
@@ -28,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from ..core.settings import TIERS
-from .stats import LEVEL, NEWCOMBE, PAIRED_BOOTSTRAP, bootstrap_mean, mcnemar_exact, newcombe_paired, wilson
+from .stats import LEVEL, NEWCOMBE, SQUARE_AND_ADD, clopper_pearson, mcnemar_exact, mean_interval, newcombe_paired
+from .stats import square_and_add
 
 DEFAULT_MEMORY = 4 * 2**30  # what a report's `memory: null` means: the executor's default address-space limit
 DEFAULT_JUDGE = "seed"  # what a report without a `judge` setting was judged with
 PASS = "pass"
 # the problem fields a comparison reads; a baseline is kept in memory with these only
-PROBLEM_FIELDS = ("id", "difficulty", "verdict", "score", "samples", "first_failure")
+PROBLEM_FIELDS = ("id", "difficulty", "verdict", "score", "samples", "samples_passed", "first_failure")
 
 
 class BaselineError(Exception):
@@ -204,6 +207,16 @@ def _score(p: Mapping[str, Any]) -> float:
     return float(score) if isinstance(score, (int, float)) else float(p.get("verdict") == PASS)
 
 
+def _samples(p: Mapping[str, Any]) -> tuple[int, int]:
+    """(samples, samples passing) of a problem as a report holds it; older reports without the passing count
+    give it from the score."""
+    samples = p.get("samples")
+    m = int(samples) if isinstance(samples, (int, float)) else (0 if p.get("verdict") == "no_code" else 1)
+    passing = p.get("samples_passed")
+    c = int(passing) if isinstance(passing, (int, float)) else round(_score(p) * m)
+    return m, min(max(c, 0), m)
+
+
 def _paired(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], sampled: bool) -> dict[str, Any]:
     """Then, now, the difference and its interval, and the changed verdicts, over paired problems."""
     n = len(pairs)
@@ -214,22 +227,25 @@ def _paired(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], sample
     both = sum(1 for t, w in zip(then_pass, now_pass) if t and w)
     then_scores = [_score(a) for a, _ in pairs]
     now_scores = [_score(b) for _, b in pairs]
+    then_samples, now_samples = [_samples(a) for a, _ in pairs], [_samples(b) for _, b in pairs]
     if sampled:
-        then_ci, now_ci = bootstrap_mean(then_scores), bootstrap_mean(now_scores)
-        diff_ci = bootstrap_mean([w - t for t, w in zip(then_scores, now_scores)], method=PAIRED_BOOTSTRAP)
+        then_cap, now_cap = sum(max(m, 1) for m, _ in then_samples), sum(max(m, 1) for m, _ in now_samples)
+        then_ci, now_ci = mean_interval(then_scores, then_cap), mean_interval(now_scores, now_cap)
+        diff_ci = square_and_add(then_scores, now_scores, then_cap, now_cap)
     else:
-        then_ci, now_ci = wilson(sum(then_pass), n), wilson(sum(now_pass), n)
+        then_ci, now_ci = clopper_pearson(sum(then_pass), n), clopper_pearson(sum(now_pass), n)
         diff_ci = newcombe_paired(both, rose, fell, n - both - rose - fell)
     then_value = sum(then_scores) / n if n else None
     now_value = sum(now_scores) / n if n else None
 
-    def side(passed: list[bool], value: float | None, ci: Any) -> dict[str, Any]:
+    def side(passed: list[bool], value: float | None, ci: Any, samples: list[tuple[int, int]]) -> dict[str, Any]:
         return {"passed": sum(passed), "strict_accuracy": None if value is None else round(value, 6),
-                "interval": None if ci is None else ci.to_dict()}
+                "interval": None if ci is None else ci.to_dict(),
+                "samples": sum(m for m, _ in samples), "samples_passing": sum(c for _, c in samples)}
 
     return {
-        "then": side(then_pass, then_value, then_ci),
-        "now": side(now_pass, now_value, now_ci),
+        "then": side(then_pass, then_value, then_ci, then_samples),
+        "now": side(now_pass, now_value, now_ci, now_samples),
         "difference": {
             "value": None if n == 0 else round(now_value - then_value, 6),  # type: ignore[operator]
             "interval": None if diff_ci is None else diff_ci.to_dict(),
@@ -278,7 +294,7 @@ def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: 
         problems=len(common),
         only_in_baseline=[pid for pid in old if pid not in new],
         only_in_run=[pid for pid in new if pid not in old],
-        method=PAIRED_BOOTSTRAP if sampled else NEWCOMBE,
+        method=SQUARE_AND_ADD if sampled else NEWCOMBE,
         figures=_paired(pairs, sampled),
         per_tier=per_tier,
         newly_failing=fell,

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .confidence import points_text
+from .stats import SQUARE_AND_ADD
 
 SHOWN_IDS = 20  # problems only in one run: named up to this many in the terminal (all in the JSON report)
 SHOWN_NODEIDS = 10  # first failing cases of newly failing problems listed for pasting
@@ -22,13 +23,21 @@ def _ids(ids: Sequence[str], most: int = SHOWN_IDS) -> str:
 
 
 def _method(name: str) -> str:
-    return {"newcombe": "Newcombe hybrid score", "paired bootstrap": "paired bootstrap over problems"}.get(name, name)
+    return {"newcombe": "Newcombe hybrid score", "paired bootstrap": "paired bootstrap over problems",
+            "square-and-add": "Newcombe square-and-add over effective counts"}.get(name, name)
 
 
-def _then_now(f: Mapping[str, Any], n: int, level: Any) -> str:
+def side_counts(side: Mapping[str, Any], n: int, sampled: bool) -> str:
+    """`3/5`, or with several samples `1 of 8 samples passing` (the side's figure is then an estimate of pass@1)."""
+    if sampled and side.get("samples") is not None:
+        return f"{side.get('samples_passing', 0)} of {side['samples']} samples passing"
+    return f"{side['passed']}/{n}"
+
+
+def _then_now(f: Mapping[str, Any], n: int, level: Any, sampled: bool = False) -> str:
     then, now, diff = f["then"], f["now"], f["difference"]
-    text = (f"then {pct(then['strict_accuracy'])} ({then['passed']}/{n}), "
-            f"now {pct(now['strict_accuracy'])} ({now['passed']}/{n})")
+    text = (f"then {pct(then['strict_accuracy'])} ({side_counts(then, n, sampled)}), "
+            f"now {pct(now['strict_accuracy'])} ({side_counts(now, n, sampled)})")
     if diff["value"] is not None:
         text += f": {100 * diff['value']:+.2f} points"
         if diff["interval"]:
@@ -53,13 +62,15 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     if n == 0:
         lines.append("no problem in common: nothing to compare")
         return lines
-    lines.append(f"strict accuracy {_then_now(c, n, level)} ({_method(c['method'])})")
+    sampled = c.get("method") == SQUARE_AND_ADD
+    name = "strict accuracy (pass@1 estimates)" if sampled else "strict accuracy"
+    lines.append(f"{name} {_then_now(c, n, level, sampled)} ({_method(c['method'])})")
     lines.append(f"verdicts changed: {c['newly_failing']} newly failing, {c['newly_passing']} newly passing; "
                  f"exact McNemar p = {c['mcnemar_p']:.3g}")
     tiers = {t: f for t, f in c["per_tier"].items() if f["problems"]}
     if len(tiers) > 1:
         for tier, f in tiers.items():
-            lines.append(f"  {tier}: {_then_now(f, f['problems'], level)}; {f['newly_failing']} newly failing, "
+            lines.append(f"  {tier}: {_then_now(f, f['problems'], level, sampled)}; {f['newly_failing']} newly failing, "
                          f"{f['newly_passing']} newly passing")
     for key, label in (("scores_fell", "share of passing samples fell"), ("scores_rose", "share of passing samples rose")):
         changed = c.get(key) or []
@@ -83,4 +94,4 @@ def newly_failing_lines(c: Mapping[str, Any], most: int = SHOWN_NODEIDS) -> list
     return lines
 
 
-__all__ = ["baseline_lines", "newly_failing_lines"]
+__all__ = ["baseline_lines", "newly_failing_lines", "side_counts"]

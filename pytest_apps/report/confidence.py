@@ -2,9 +2,11 @@
 
 A problem is the unit: the benchmark's problems are a sample of the problems a model could meet, and the
 figures are means over them. With one program per problem strict accuracy is a plain proportion (k of n
-problems passed) and gets the Wilson interval; with several samples per problem it is a mean of per-problem
-shares, and pass@k a mean of per-problem estimates, which get a percentile bootstrap over problems with a
-fixed seed (see `stats`). The per-tier figures use the same method as the whole run.
+problems passed) and gets the Clopper-Pearson interval; with several samples per problem it is an estimate
+of pass@1, the mean of per-problem shares of passing samples, and pass@k a mean of per-problem estimates:
+those get Clopper-Pearson on an effective count of problems (`stats.effective_count`), which is the number
+of problems unless enough problems show that their samples carry more. The per-tier figures use the same
+method as the whole run. Why these methods: docs/reports.md, "Figures and intervals".
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .passk import pass_at_k
-from .stats import LEVEL, Interval, bootstrap_mean, wilson
+from .stats import LEVEL, Interval, clopper_pearson
+from .stats import mean_interval as score_interval
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,20 @@ class Unit:
 
 
 def mean_interval(units: Sequence[Unit], sampled: bool, level: float = LEVEL) -> Interval | None:
-    """Strict accuracy's interval over `units`: Wilson on k of n problems, or the bootstrap with samples."""
+    """Strict accuracy's interval over `units`: Clopper-Pearson on k of n problems, or with samples on the
+    effective count of problems (at most the number of samples)."""
     if not sampled:
-        return wilson(sum(1 for u in units if u.samples and u.passed >= u.samples), len(units), level)
-    return bootstrap_mean([u.score for u in units], level)
+        if not units:
+            return None
+        return clopper_pearson(sum(1 for u in units if u.samples and u.passed >= u.samples), len(units), level)
+    return score_interval([u.score for u in units], sum(max(u.samples, 1) for u in units), level)
+
+
+def pass_at_k_interval(units: Sequence[Unit], k: int, level: float = LEVEL) -> Interval | None:
+    """pass@k's interval: Clopper-Pearson on the effective count of problems, which the samples can raise at
+    most to their disjoint sets of k per problem (the unbiased estimator varies no less than their mean)."""
+    values = [pass_at_k(u.samples, u.passed, k) if u.samples else 0.0 for u in units]
+    return score_interval(values, sum(max(u.samples // k, 1) for u in units), level)
 
 
 def _plain(interval: Interval | None) -> dict[str, Any] | None:
@@ -53,8 +66,7 @@ def interval_figures(units: Sequence[Unit], tiers: Sequence[str], ks: Sequence[i
         if k == 1:  # pass@1 is strict accuracy (the mean share of passing samples): the same interval
             pass_k["pass@1"] = overall
             continue
-        values = [pass_at_k(u.samples, u.passed, k) if u.samples else 0.0 for u in units]
-        pass_k[f"pass@{k}"] = _plain(bootstrap_mean(values, level))
+        pass_k[f"pass@{k}"] = _plain(pass_at_k_interval(units, k, level))
     return {
         "level": level,
         "strict_accuracy": overall,
@@ -84,4 +96,67 @@ def points_text(interval: Any, level: Any = LEVEL) -> str:
     return f"{100 * float(level or LEVEL):g}% CI {points_range(interval)} points" if interval else ""
 
 
-__all__ = ["Unit", "interval_figures", "mean_interval", "range_text", "ci_text", "points_range", "points_text"]
+def pct(value: Any) -> str:
+    return "n/a" if value is None else f"{100 * value:.2f}%"
+
+
+def is_sampled(figures: Any) -> bool:
+    """Whether a run's figures come from several samples per problem (then they are estimates of pass@1)."""
+    return int(((figures or {}).get("samples") or {}).get("max") or 0) > 1
+
+
+def counts_text(passed: Any, problems: Any, samples: Any = None, samples_passing: Any = None,
+                sampled: bool = False) -> str:
+    """What a figure counts: `5/6 problems`, or with several samples `1 of 8 samples passing, 4 problems`."""
+    if sampled and samples is not None:
+        return f"{samples_passing or 0} of {samples} samples passing, {problems} problem{'' if problems == 1 else 's'}"
+    return f"{passed}/{problems} problems"
+
+
+def sampled_counts(figures: Any) -> str:
+    """`8 samples of 4 problems`: what pass@k with several samples is estimated from."""
+    f = figures or {}
+    n, total = f.get("problems", 0), (f.get("samples") or {}).get("total", 0)
+    return f"{total} sample{'' if total == 1 else 's'} of {n} problem{'' if n == 1 else 's'}"
+
+
+def figure_texts(figures: Any) -> dict[str, Any]:
+    """The headline figures as every report writes them (terminal, JSON `summary.figure_texts`, HTML,
+    Markdown): the value, what it counts, and its interval. With several samples strict accuracy is marked an
+    estimate of pass@1 and counts samples: `12.50% (pass@1 estimate: 1 of 8 samples passing, 4 problems),
+    95% CI 0.0-71.6%`. Per tier without the label: `0.00% (0 of 3 samples passing, 2 problems, 95% CI ...)`."""
+    f = figures or {}
+    ci = f.get("intervals") or {}
+    level = ci.get("level")
+    sampled = is_sampled(f)
+    label = "pass@1 estimate: " if sampled else ""
+
+    def line(value: Any, counts: str, interval: Any) -> str:
+        text = ci_text(interval, level)
+        return f"{pct(value)} ({label}{counts})" + (f", {text}" if text else "")
+
+    with_code = f.get("samples_with_code") or {}
+    out: dict[str, Any] = {
+        "strict_accuracy": line(f.get("strict_accuracy"), counts_text(
+            f.get("passed", 0), f.get("problems", 0), (f.get("samples") or {}).get("total"), f.get("samples_passing"),
+            sampled), ci.get("strict_accuracy")),
+        "strict_accuracy_with_code": line(f.get("strict_accuracy_with_code"), counts_text(
+            f.get("passed", 0), f.get("problems_with_code", 0), with_code.get("samples"),
+            with_code.get("samples_passing"), sampled), ci.get("strict_accuracy_with_code")),
+        "per_tier": {},
+    }
+    tier_samples = f.get("samples_per_tier") or {}
+    for tier, t in (f.get("per_tier") or {}).items():
+        if not t.get("problems"):
+            continue
+        counted = tier_samples.get(tier) or {}
+        counts = counts_text(t.get("passed", 0), t["problems"], counted.get("samples"), counted.get("samples_passing"),
+                             sampled)
+        if not sampled:
+            counts = f"{t.get('passed', 0)}/{t['problems']}"
+        text = ci_text((ci.get("per_tier") or {}).get(tier), level)
+        out["per_tier"][tier] = f"{pct(t.get('strict_accuracy'))} ({counts}" + (f", {text}" if text else "") + ")"
+    return out
+
+
+__all__ = ["Unit", "figure_texts", "sampled_counts", "counts_text", "is_sampled", "interval_figures", "mean_interval", "pass_at_k_interval", "range_text", "ci_text", "points_range", "points_text"]

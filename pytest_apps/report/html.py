@@ -38,7 +38,8 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
-from .confidence import ci_text, points_range, range_text
+from .baseline_text import side_counts
+from .confidence import ci_text, counts_text, figure_texts, is_sampled, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
 # is core.outcome's (every verdict kind, and the harness error); "not_run" and "broken" are the page's own cells
@@ -221,11 +222,15 @@ def _cards(f: Mapping[str, Any]) -> str:
     verdicts = f.get("problem_verdicts") or {}
     mix = " · ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items(), key=lambda x: -x[1]))
     wall = f.get("wall_time")
+    texts, sampled = figure_texts(f), is_sampled(f)
     cards = [
         _card("strict_accuracy", "Strict accuracy", pct(f.get("strict_accuracy")),
+              _sampled_sub(texts["strict_accuracy"]) if sampled else
               f"{f.get('passed', 0)} of {f.get('problems', 0)} problems pass every test"
-              + _with_ci((f.get("intervals") or {}).get("strict_accuracy"), f), big=True),
+              + _with_ci((f.get("intervals") or {}).get("strict_accuracy"), f), big=True,
+              badge="pass@1 estimate" if sampled else ""),
         _card("strict_accuracy_with_code", "Over problems with code", pct(f.get("strict_accuracy_with_code")),
+              _sampled_sub(texts["strict_accuracy_with_code"]) if sampled else
               f"{f.get('passed', 0)} of {f.get('problems_with_code', 0)} with a program"),
         _card("test_case_average", "Test-case average", pct(f.get("test_case_average")),
               "mean share of tests passed per problem",
@@ -236,6 +241,14 @@ def _cards(f: Mapping[str, Any]) -> str:
         _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
     ]
     return '<section class="cards">' + "".join(cards) + "</section>"
+
+
+def _sampled_sub(text: str) -> str:
+    """A figure's text without its value, for a card's line under it: `pass@1 estimate: 1 of 8 samples
+    passing, 4 problems · 95% CI 0.0-71.6%` (the same words as the terminal's)."""
+    rest = text.split(" ", 1)[1] if " " in text else ""
+    counts, _, interval = rest.partition("), ")
+    return counts.strip("()") + (" · " + interval if interval else "")
 
 
 def _with_ci(interval: Any, f: Mapping[str, Any]) -> str:
@@ -256,18 +269,23 @@ def _duration(seconds: float) -> str:
 def _tiers(f: Mapping[str, Any]) -> str:
     per_tier = f.get("per_tier") or {}
     ci = (f.get("intervals") or {}).get("per_tier") or {}
+    sampled, tier_samples = is_sampled(f), f.get("samples_per_tier") or {}
     names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
     rows = []
     for name in names:
         t = per_tier[name] or {}
         n, passed, acc = t.get("problems", 0), t.get("passed", 0), t.get("strict_accuracy")
         width = 0.0 if acc is None else max(0.0, min(100.0, 100 * acc))
+        counted = tier_samples.get(name) or {}
+        count = f"{passed} / {n}"
+        if sampled and counted.get("samples") is not None:
+            count = counts_text(passed, n, counted["samples"], counted.get("samples_passing"), True)
         rows.append(
             f'<div class="tier{" empty" if not n else ""}" data-tier="{esc(name)}" data-accuracy="{esc(acc)}">'
             f'<span class="tn">{esc(name)}</span>'
             f'<span class="track"><span class="fill" style="width:{width:.3f}%"></span></span>'
             f'<span class="tv">{esc(pct(acc) if n else "no problems")}'
-            f'<span class="tc">{esc(f"{passed} / {n}" if n else "")}</span>'
+            f'<span class="tc">{esc(count if n else "")}</span>'
             f'<span class="tci">{esc(range_text(ci.get(name)) if n else "")}</span></span></div>'
         )
     if not rows:
@@ -337,6 +355,18 @@ def _pane(title: str, text: Any, cls: str = "", note: str = "") -> str:
     return f'<div class="pane {cls}"><div class="pt">{esc(title)}{extra}</div><pre>{body}</pre></div>'
 
 
+def _sides(detail: Mapping[str, Any]) -> list[str]:
+    """The expected and got panes: for output of several lines, the numbered lines around the first
+    difference (`expected_near`, `got_near`: a header line, then the lines), else the excerpts."""
+    if detail.get("expected_near") and detail.get("got_near"):
+        panes = []
+        for name, cls in (("expected", "exp"), ("got", "got")):
+            head, _, body = str(detail[f"{name}_near"]).partition("\n")
+            panes.append(_pane(name, body, cls, note=head.partition(" ")[2].strip("():")))
+        return panes
+    return [_pane("expected", detail.get("expected"), "exp"), _pane("got", detail.get("got"), "got")]
+
+
 def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     kind = _first_kind(p)
     code, label, colour = KINDS.get(kind, (OTHER_CODE, kind.replace("_", " "), KINDS["harness_error"][2]))
@@ -347,10 +377,11 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     parts = [
         '<div class="io">',
         _pane("input", detail.get("input")),
-        _pane("expected", detail.get("expected"), "exp"),
-        _pane("got", detail.get("got"), "got"),
+        *_sides(detail),
         "</div>",
     ]
+    if detail.get("diff"):
+        parts.append(_pane("diff (- expected, + got)", detail["diff"], "diff"))
     if detail.get("first_diff") and detail.get("first_diff") != detail.get("reason"):
         parts.append(f'<p class="diff"><b>first difference</b> {esc(detail["first_diff"])}</p>')
     if detail.get("stderr_tail"):
@@ -418,6 +449,7 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
     if not c:
         return ""
     n = c.get("problems", 0)
+    sampled = c.get("method") == "square-and-add"
     rows = []
     for name, f in [("all", c)] + [(t, f) for t, f in (c.get("per_tier") or {}).items() if f.get("problems")]:
         if not f.get("problems"):
@@ -426,8 +458,8 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
         value = "n/a" if diff.get("value") is None else f"{100 * diff['value']:+.2f} points"
         rows.append(
             f'<tr data-row="{esc(name)}"><th>{esc(name)}</th><td>{f["problems"]}</td>'
-            f'<td>{esc(pct(f["then"]["strict_accuracy"]))} ({f["then"]["passed"]}/{f["problems"]})</td>'
-            f'<td>{esc(pct(f["now"]["strict_accuracy"]))} ({f["now"]["passed"]}/{f["problems"]})</td>'
+            f'<td>{esc(pct(f["then"]["strict_accuracy"]))} ({esc(side_counts(f["then"], f["problems"], sampled))})</td>'
+            f'<td>{esc(pct(f["now"]["strict_accuracy"]))} ({esc(side_counts(f["now"], f["problems"], sampled))})</td>'
             f'<td>{esc(value)} <span class="muted">{esc(points_range(diff.get("interval")))}</span></td>'
             f'<td>{f["newly_failing"]}</td><td>{f["newly_passing"]}</td></tr>'
         )
@@ -440,7 +472,8 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
     if c.get("differences"):
         anyway = '<p class="note">compared anyway (--apps-baseline-any): ' + esc("; ".join(
             f"{d['setting']} {d['then']} there, {d['now']} here" for d in c["differences"])) + "</p>"
-    method = {"newcombe": "Newcombe's hybrid score interval", "paired bootstrap": "a paired bootstrap over problems"}
+    method = {"newcombe": "Newcombe's hybrid score interval", "paired bootstrap": "a paired bootstrap over problems",
+              "square-and-add": "Newcombe's square-and-add over effective counts"}
     table = (
         '<table class="cmp"><thead><tr><th></th><th>problems</th><th>then</th><th>now</th>'
         "<th>difference (95% CI)</th><th>newly failing</th><th>newly passing</th></tr></thead>"

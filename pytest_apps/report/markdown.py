@@ -15,7 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .confidence import ci_text, points_range, range_text
+from .baseline_text import side_counts
+from .confidence import ci_text, figure_texts, is_sampled, points_range, range_text, sampled_counts
+from .stats import SQUARE_AND_ADD
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 MOST_IDS = 200  # ids listed per list; a PR comment holds at most 65,536 characters
@@ -45,9 +47,10 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     ci = f.get("intervals") or {}
     level = ci.get("level")
     source, settings = doc.get("source") or {}, doc.get("settings") or {}
-    headline = f"**Strict accuracy {pct(f.get('strict_accuracy'))}** ({f.get('passed', 0)}/{f.get('problems', 0)} problems)"
-    if ci.get("strict_accuracy"):
-        headline += ", " + ci_text(ci["strict_accuracy"], level)
+    sampled = is_sampled(f)
+    texts = figure_texts(f)
+    value, _, rest = texts["strict_accuracy"].partition(" ")
+    headline = f"**Strict accuracy {value}** {rest}"
     about = [f"dataset {code(source.get('dataset') or settings.get('dataset'))}",
              f"split {code(source.get('split') or settings.get('split'))}"]
     revision = source.get("resolved_revision")
@@ -57,17 +60,29 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
         about.append(f"candidates {code(settings['candidates'])}")
     lines = ["## APPS benchmark", "", headline, "", ", ".join(about), "",
              "| | problems | passed | strict accuracy | 95% CI |", "| --- | ---: | ---: | ---: | --- |",
-             f"| all | {f.get('problems', 0)} | {f.get('passed', 0)} | {pct(f.get('strict_accuracy'))} | "
-             f"{range_text(ci.get('strict_accuracy'))} |"]
+             f"| all | {f.get('problems', 0)} | {_passed(f.get('passed', 0), f.get('samples_passing'), (f.get('samples') or {}).get('total'), sampled)} | "
+             f"{pct(f.get('strict_accuracy'))} | {range_text(ci.get('strict_accuracy'))} |"]
+    tier_samples = f.get("samples_per_tier") or {}
     for tier, t in (f.get("per_tier") or {}).items():
         if t.get("problems"):
-            lines.append(f"| {cell(tier)} | {t['problems']} | {t['passed']} | {pct(t.get('strict_accuracy'))} | "
+            counted = tier_samples.get(tier) or {}
+            passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
+            lines.append(f"| {cell(tier)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                          f"{range_text((ci.get('per_tier') or {}).get(tier))} |")
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())
-        lines += ["", f"Samples per problem: {f['samples']['min']} to {f['samples']['max']}; {ks}."]
+        lines += ["", f"Samples per problem: {f['samples']['min']} to {f['samples']['max']}; {ks}; estimated from "
+                      f"{sampled_counts(f)}. With several samples strict accuracy is an estimate of pass@1; the "
+                      "passed column counts passing samples."]
     return lines
+
+
+def _passed(problems: Any, samples_passing: Any, samples: Any, sampled: bool) -> str:
+    """The passed column: problems passed, or with several samples `1 of 8 samples`."""
+    if sampled and samples is not None:
+        return f"{samples_passing or 0} of {samples} samples"
+    return str(problems)
 
 
 def _difference(f: Mapping[str, Any]) -> str:
@@ -89,15 +104,16 @@ def _baseline(c: Mapping[str, Any]) -> list[str]:
             f"{cell(d['setting'])} {code(d['then'])} there, {code(d['now'])} here" for d in c["differences"]) + ".")
     if n == 0:
         return lines
-    method = {"newcombe": "Newcombe's hybrid score interval",
-              "paired bootstrap": "a paired bootstrap over problems"}.get(c["method"], c["method"])
+    method = {"newcombe": "Newcombe's hybrid score interval", "paired bootstrap": "a paired bootstrap over problems",
+              "square-and-add": "Newcombe's square-and-add over effective counts"}.get(c["method"], c["method"])
     lines += ["", "| | problems | then | now | difference (95% CI) | newly failing | newly passing |",
               "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
     rows = [("all", c)] + [(t, f) for t, f in c["per_tier"].items() if f["problems"]]
+    sampled = c["method"] == SQUARE_AND_ADD
     for name, f in rows:
         m = f["problems"]
-        lines.append(f"| {cell(name)} | {m} | {pct(f['then']['strict_accuracy'])} ({f['then']['passed']}/{m}) | "
-                     f"{pct(f['now']['strict_accuracy'])} ({f['now']['passed']}/{m}) | {_difference(f)} | "
+        lines.append(f"| {cell(name)} | {m} | {pct(f['then']['strict_accuracy'])} ({side_counts(f['then'], m, sampled)}) | "
+                     f"{pct(f['now']['strict_accuracy'])} ({side_counts(f['now'], m, sampled)}) | {_difference(f)} | "
                      f"{f['newly_failing']} | {f['newly_passing']} |")
     lines += ["", f"Exact McNemar p = {c['mcnemar_p']:.3g} on the problems whose verdict changed; the difference's "
                   f"interval is {method}."]

@@ -16,7 +16,7 @@ from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import TIERS
 from ..dataset.problems import Problem, SkippedRow
-from .confidence import Unit, interval_figures
+from .confidence import Unit, figure_texts, interval_figures
 from .passk import ks_for, mean_pass_at_k
 
 REPORT_VERSION = 1
@@ -237,6 +237,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         for t in r.tests:
             kinds[t["kind"]] += 1
     per_tier = {}
+    tier_samples = {}
     for tier in (*TIERS, *sorted({r.difficulty for r in results} - set(TIERS))):
         members = [r for r in results if r.difficulty == tier]
         if not members and tier not in TIERS:
@@ -247,8 +248,9 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
             "passed": tier_passed,
             "strict_accuracy": _ratio(sum(_score(r) for r in members), len(members)),
         }
+        tier_samples[tier] = _sample_counts(members)
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
-    return {
+    figures = {
         "problems": n,
         "problems_with_code": len(with_code),
         "passed": passed,
@@ -273,9 +275,13 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         # verdicts whose own time was within the borderline band of the time limit, either side: fragile
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
+        "samples_per_tier": tier_samples,
         "intervals": intervals(results, list(per_tier)),
         **step_figures(results),
     }
+    # the figures as the reports write them, so that a JSON consumer reads the same text as the terminal
+    figures["figure_texts"] = figure_texts(figures)
+    return figures
 
 
 def step_figures(results: list[ProblemResult]) -> dict[str, Any]:
@@ -305,14 +311,25 @@ def _score(r: ProblemResult) -> float:
     return c / n if n else 0.0
 
 
+def _sample_counts(results: list[ProblemResult]) -> dict[str, int]:
+    """The samples behind a group's figure and how many of them passed (strict accuracy with several samples
+    per problem is an estimate of pass@1 from these)."""
+    counts = [_counts(r) for r in results]
+    return {"samples": sum(n for n, _ in counts), "samples_passing": sum(c for _, c in counts)}
+
+
 def sample_figures(results: list[ProblemResult]) -> dict[str, Any]:
     """Samples per problem and the unbiased pass@k (Chen et al. 2021) for k in 1, 5, 10, 100 up to the
-    smallest sample count; every selected problem counts (one without a candidate scores 0)."""
+    smallest sample count; every selected problem counts (one without a candidate scores 0). Beside them, how
+    many samples passed, and the samples of the problems with code and how many of those passed."""
     counts = [_counts(r) for r in results]
     sampled = [n for n, _ in counts if n]
     smallest = min(sampled) if sampled else 0
+    with_code = _sample_counts([r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)])
     return {
         "samples": {"min": smallest, "max": max(sampled, default=0), "total": sum(sampled)},
+        "samples_passing": sum(c for _, c in counts),
+        "samples_with_code": with_code,
         "pass_at_k": {f"pass@{k}": _round(mean_pass_at_k(counts, k)) for k in ks_for(smallest)},
     }
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..core.outcome import BORDERLINE_BAND
-from .confidence import ci_text
+from .confidence import ci_text, figure_texts, sampled_counts
 from .rollup import Summary, failing_nodeids
 
 
@@ -17,26 +17,16 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     f = summary.figures
     ci = f.get("intervals") or {}
 
-    def with_ci(interval: object) -> str:
-        text = ci_text(interval, ci.get("level"))
-        return ", " + text if text else ""
-
     def bracketed(interval: object) -> str:
         text = ci_text(interval, ci.get("level"))
         return f" ({text})" if text else ""
 
+    texts = figure_texts(f)
     lines = [
-        f"strict accuracy: {pct(f['strict_accuracy'])} ({f['passed']}/{f['problems']} problems)"
-        + with_ci(ci.get("strict_accuracy")),
-        f"strict accuracy over problems with code: {pct(f['strict_accuracy_with_code'])} "
-        f"({f['passed']}/{f['problems_with_code']})" + with_ci(ci.get("strict_accuracy_with_code")),
+        "strict accuracy: " + texts["strict_accuracy"],
+        "strict accuracy over problems with code: " + texts["strict_accuracy_with_code"],
     ]
-    tiers = ", ".join(
-        f"{tier} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']}"
-        + with_ci((ci.get("per_tier") or {}).get(tier)) + ")"
-        for tier, t in f["per_tier"].items()
-        if t["problems"]
-    )
+    tiers = ", ".join(f"{tier} {text}" for tier, text in texts["per_tier"].items())
     if tiers:
         lines.append("per tier: " + tiers)
     if f["test_case_average_partial"]:
@@ -64,7 +54,8 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     if f["samples"]["max"] > 1:
         ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
                        for k, v in f["pass_at_k"].items())
-        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a"))
+        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a")
+                     + f"; estimated from {sampled_counts(f)}")
     if reference:
         bad = [r.id for r in summary.problems if r.verdict == "fail"]
         if bad:
