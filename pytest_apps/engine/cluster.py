@@ -7,7 +7,8 @@ the executor, the judge, the records), so a program gets the same verdicts on a 
   server each, started when the actor starts and kept across batches. The actor is threaded
   (`max_concurrency` = its executors); each thread takes an executor for a whole problem. The executor's
   server is a separate process started with `subprocess` (fork and exec at once), so the actor's threads
-  never fork a Python interpreter.
+  never fork a Python interpreter. Two programs per executor are sent to a node at a time (one runs, one
+  waits there for an executor), so a node never idles between programs and a lost node loses only those.
 * A problem's test data is put in Ray's object store once by the caller and sent to actors by reference,
   inside a list so that Ray does not resolve (and deserialise) it on every call: an actor fetches it on its
   first case of that problem (Ray moves an object to a node once) and keeps it, so the data crosses to each
@@ -41,6 +42,7 @@ from ..judge.profiles import Judging
 from .problem import run_problem
 
 RETRIES = 3  # how many times one program's work may be lost with its node before it is reported not scored
+IN_FLIGHT = 2  # programs sent to a node per executor: one running, one waiting there (no idle gap between them)
 CACHED_PROBLEMS = 512  # problems' test data an actor keeps decoded (least recently used dropped first)
 STARTUP_TIMEOUT = 120.0  # seconds for an actor to start its executors
 
@@ -180,7 +182,8 @@ class RayExecutors:
             setup = Setup(self._limits, self._profile, self._checkers, self._preload, executors)
             actor = remote.options(
                 num_cpus=self._num_cpus,
-                max_concurrency=executors,
+                # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close
+                max_concurrency=IN_FLIGHT * executors + 1,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(setup)
@@ -202,7 +205,7 @@ class RayExecutors:
 
     def stats(self) -> dict[str, dict[str, int]]:
         """Each node's counters: test data loaded, programs run, problems cached."""
-        return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in self._actors.items()}
+        return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in list(self._actors.items())}
 
     def _drop(self, node_id: str) -> None:
         actor, _ = self._actors.pop(node_id, (None, 0))
@@ -234,7 +237,7 @@ class RayExecutors:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
                 for node_id, (actor, executors) in list(self._actors.items()):
-                    while pending and load.get(node_id, 0) < 2 * executors:  # one queued behind each running
+                    while pending and load.get(node_id, 0) < IN_FLIGHT * executors:
                         i = pending.pop()
                         left = None if deadline is None else max(0.0, deadline - time.monotonic())
                         ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
