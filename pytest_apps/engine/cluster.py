@@ -223,8 +223,7 @@ class RayExecutors:
         lost_errors = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ()),
                        ray.exceptions.ObjectLostError)
         with self._lock:
-            if not self._actors:
-                self.refresh()
+            self.refresh()  # nodes that joined since the last batch get their actor; gone ones are forgotten
             if not self._actors:
                 raise ClusterError("the Ray cluster has no alive node with CPUs to run programs on")
             results: list[list[CaseRecord] | None] = [None] * len(work)
