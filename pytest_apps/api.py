@@ -20,6 +20,7 @@ Like the plugin, this module lifts the interpreter's 4300-digit limit on int/str
 
 from __future__ import annotations
 
+import itertools
 import os
 import queue
 import sys
@@ -27,29 +28,26 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
 from .candidates.sources import Candidate
-from .core.outcome import PASS
-from .core.outcome import RUN_HARNESS_ERROR as HARNESS_ERROR
 from .core.record import CaseRecord
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
-from .dataset.problems import Cases, Problem, Selection, SkippedRow, case_order
+from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
 from .dataset.rows import DEFAULT_DATASET, DatasetError
-from .engine.run import case_record, run_case
+from .engine.problem import run_problem
 from .executor import APPS_STYLE_PRELOAD, Executor, Limits
 from .executor.machine import timing_figures
-from .judge.cascade import HarnessError
 from .judge.checkers import BUILTIN, Checkers
 from .judge.profiles import APPS, PROFILES, Judging
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 
-__all__ = ["Evaluator", "ProblemList", "load_problems", "DatasetError"]
+__all__ = ["Evaluator", "ProblemList", "load_problems", "problem_from_row", "DatasetError"]
 
 DEFAULT_NAME = "<candidate>"  # the program's file name in tracebacks when the caller gives none
 
@@ -88,11 +86,24 @@ class _CaseStore:
 
     def __init__(self) -> None:
         self._cases: dict[int, Cases] = {}
+        self._serials: dict[int, int] = {}
+        self._next = itertools.count(1)
 
     def put(self, problem: Problem, cases: Cases) -> None:
         key = id(problem)
         self._cases[key] = cases
-        weakref.finalize(problem, self._cases.pop, key, None)
+        self._serials[key] = next(self._next)
+        weakref.finalize(problem, self._drop, key)
+
+    def _drop(self, key: int) -> None:
+        self._cases.pop(key, None)
+        self._serials.pop(key, None)
+
+    def serial(self, problem: Problem) -> int:
+        """A number naming this problem's test data for as long as the process lives (never reused, unlike
+        `id()`): how executors elsewhere (Ray actors) cache it."""
+        self.get(problem)
+        return self._serials[id(problem)]
 
     def get(self, problem: Problem) -> Cases:
         try:
@@ -161,6 +172,25 @@ def load_problems(
     )
 
 
+def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -> Problem:
+    """One problem from one row in APPS format (the plugin's row rules), its test data kept for `Evaluator`.
+
+    For rows that come one at a time rather than as a split: a trainer's dataset row with its own
+    ``input_output`` (a JSON text or an already decoded dict with ``inputs``, ``outputs`` and an optional
+    ``fn_name``). `index` is the row's position (its id when the row has no ``problem_id`` or ``id``);
+    `max_tests` keeps its first N tests (0 or less keeps all). Raises `DatasetError` (one line: the row and
+    why) for a row the plugin would skip.
+    """
+    sys.set_int_max_str_digits(0)
+    parsed = parse_row(row, index, max_tests)
+    if isinstance(parsed, SkippedRow):
+        raise DatasetError(f"row {parsed.index} (problem {parsed.problem_id}): {parsed.reason}; give it an "
+                           "input_output with equal-length inputs and outputs lists")
+    problem, cases = parsed
+    _STORE.put(problem, cases)
+    return problem
+
+
 # ---------------------------------------------------------------------------------------------- evaluator
 
 
@@ -183,6 +213,10 @@ class Evaluator:
     (`--apps-judge`) is "seed" or "apps"; `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
     or "builtin".
 
+    `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
+    to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
+    node's CPUs) instead of `workers` here. The verdicts are the same; a node lost mid-batch costs only time.
+
     Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
     its own for a whole problem (so a program is compiled once per problem, as in the plugin).
     """
@@ -196,6 +230,8 @@ class Evaluator:
         fail_fast: bool = False,
         judge: str = "seed",
         checkers: str | os.PathLike[str] | None = None,
+        ray: bool = False,
+        ray_per_node: int | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -226,6 +262,13 @@ class Evaluator:
         self._active = 0
         self._busy_since = 0.0
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
+        self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
+        if ray:
+            from .engine.cluster import RayExecutors
+
+            where = None if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
+            self.cluster = RayExecutors(self.limits, judge, self.checkers if where is None else where,
+                                        self._preload(), per_node=ray_per_node)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:
@@ -248,6 +291,8 @@ class Evaluator:
             threads.shutdown(wait=True, cancel_futures=True)
         for executor in executors:
             executor.close()
+        if self.cluster is not None:
+            self.cluster.close()
 
     # -- scoring ---------------------------------------------------------------------------------------
     def score(self, problem: Problem, program: str | None, *, name: str | None = None) -> ProblemResult:
@@ -257,8 +302,10 @@ class Evaluator:
         the program's file name in tracebacks and `ProblemResult.candidate` (default "<candidate>").
         """
         self._check(problem, program)
+        if self.cluster is not None:
+            return self.score_many([(problem, program)], names=[name])[0]
         with self._timed():
-            return self._score_on_any(problem, program, name)
+            return self._score_on_any(problem, program, name, self.fail_fast)
 
     def score_many(
         self, pairs: Iterable[tuple[Problem, str | None]], *, names: Sequence[str | None] | None = None
@@ -275,12 +322,65 @@ class Evaluator:
             self._check(problem, program)
         if not work:
             return []
+        if self.cluster is not None:
+            results = self.score_batch(work, names=labels)
+            assert all(r is not None for r in results)  # without a budget, every program is scored or it raises
+            return [r for r in results if r is not None]
         with self._timed():
             if len(work) == 1 or self.workers == 1:
-                return [self._score_on_any(p, program, n) for (p, program), n in zip(work, labels)]
+                return [self._score_on_any(p, program, n, self.fail_fast) for (p, program), n in zip(work, labels)]
             pool = self._pool()
-            futures = [pool.submit(self._score_on_any, p, program, n) for (p, program), n in zip(work, labels)]
+            futures = [pool.submit(self._score_on_any, p, program, n, self.fail_fast)
+                       for (p, program), n in zip(work, labels)]
             return [future.result() for future in futures]
+
+    def score_batch(
+        self,
+        pairs: Iterable[tuple[Problem, str | None]],
+        *,
+        names: Sequence[str | None] | None = None,
+        fail_fast: bool | None = None,
+        budget: float | None = None,
+    ) -> list[ProblemResult | None]:
+        """Score a training batch: `score_many` with a time budget and a fail-fast choice for this call.
+
+        `fail_fast` (default: the Evaluator's) stops each program at its first failing test (cheapest input
+        first), which changes no pass/fail verdict. `budget` (seconds) bounds the call: what is not scored
+        by then comes back as None (not scored: never a result that reads as failed). The call returns at the
+        budget; programs still running stop at their next test, so the executors are free again at most
+        one test's limit later. Verdicts do not depend on the batch's size or the concurrency.
+        """
+        work = list(pairs)
+        labels: list[str | None] = list(names) if names is not None else [None] * len(work)
+        if len(labels) != len(work):
+            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+        if budget is not None and budget <= 0:
+            raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
+        for problem, program in work:
+            self._check(problem, program)
+        if not work:
+            return []
+        stop_fast = self.fail_fast if fail_fast is None else bool(fail_fast)
+        deadline = None if budget is None else time.monotonic() + budget
+        with self._timed():
+            if self.cluster is not None:
+                return self._score_on_cluster(work, labels, stop_fast, deadline)
+            stopped = threading.Event()
+            pool = self._pool()
+            futures: list[Future[ProblemResult | None]] = [
+                pool.submit(self._score_on_any, p, program, n, stop_fast, stopped.is_set)
+                for (p, program), n in zip(work, labels)
+            ]
+            left = set(futures)
+            while left:
+                timeout = None if deadline is None else deadline - time.monotonic()
+                if timeout is not None and timeout <= 0:
+                    break
+                _, left = wait(left, timeout=timeout, return_when=FIRST_COMPLETED)
+            stopped.set()  # what is still running stops at its next test, what has not started does not start
+            for future in left:
+                future.cancel()
+            return [f.result() if f.done() and not f.cancelled() and f not in left else None for f in futures]
 
     # -- roll-up ---------------------------------------------------------------------------------------
     def summary(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> Summary:
@@ -330,38 +430,61 @@ class Evaluator:
         if program is not None and not problem.broken:
             _STORE.get(problem)  # fail before anything runs
 
-    def _score_on_any(self, problem: Problem, program: str | None, name: str | None) -> ProblemResult:
+    def _score_on_any(self, problem: Problem, program: str | None, name: str | None, fail_fast: bool,
+                      stop: Any = None) -> ProblemResult | None:
+        if stop is not None and stop():
+            return None
         executor = self._checkout()
         try:
-            return self._score_on(executor, problem, program, name)
+            return self._score_on(executor, problem, program, name, fail_fast, stop)
         finally:
             self._idle.put(executor)
 
-    def _score_on(
-        self, executor: Executor, problem: Problem, program: str | None, name: str | None
-    ) -> ProblemResult:
-        shown = problem
+    def _shown(self, problem: Problem) -> Problem:
+        """The problem as scored: the Evaluator's test cap on top of the one it was loaded with."""
         cap = self._cap()
         if cap is not None and problem.n_cases > cap:
-            shown = replace(problem, n_cases=cap, input_sizes=problem.input_sizes[:cap])
+            return replace(problem, n_cases=cap, input_sizes=problem.input_sizes[:cap])
+        return problem
+
+    def _score_on(
+        self, executor: Executor, problem: Problem, program: str | None, name: str | None, fail_fast: bool,
+        stop: Any = None,
+    ) -> ProblemResult | None:
+        shown = self._shown(problem)
         if program is None:
             return single_result(shown, None, [])
         candidate = Candidate(problem.id, name or DEFAULT_NAME, program, origin="api")
-        records: list[CaseRecord] = []
+        records: list[CaseRecord] | None = []
         if not shown.broken:
-            cases = _STORE.get(problem)
-            # the plugin's order and rule: cheapest input first under fail-fast, and only a failure of the
-            # program (not of the harness) stops the problem
-            for index in case_order(shown, self.fail_fast):
-                try:
-                    result = run_case(executor, shown, candidate, cases, index, self.judging)
-                    record = case_record(shown, candidate, index, result)
-                except HarnessError as exc:
-                    record = case_record(shown, candidate, index, exc)
-                records.append(record)
-                if self.fail_fast and record.kind not in (PASS, HARNESS_ERROR):
-                    break
-        return single_result(shown, candidate, records)
+            records = run_problem(executor, shown, candidate, _STORE.get(problem), self.judging, fail_fast, stop)
+        return None if records is None else single_result(shown, candidate, records)
+
+    def _score_on_cluster(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
+                          deadline: float | None) -> list[ProblemResult | None]:
+        """The same results as `_score_on`, from executors in Ray actors (`engine.cluster`)."""
+        from .engine.cluster import Work
+
+        results: list[ProblemResult | None] = [None] * len(work)
+        remote: list[Work] = []
+        where: list[int] = []
+        for i, ((problem, program), name) in enumerate(zip(work, labels)):
+            shown = self._shown(problem)
+            if program is None:
+                results[i] = single_result(shown, None, [])
+                continue
+            candidate = Candidate(problem.id, name or DEFAULT_NAME, program, origin="api")
+            if shown.broken:
+                results[i] = single_result(shown, candidate, [])
+                continue
+            remote.append(Work(shown, candidate, _STORE.serial(problem), _STORE.get(problem)))
+            where.append(i)
+        for i, w, records in zip(where, remote, self.cluster.run(remote, fail_fast, deadline)):
+            results[i] = None if records is None else single_result(w.problem, w.candidate, records)
+        return results
+
+    def _preload(self) -> tuple[str, ...]:
+        return APPS_STYLE_PRELOAD if self.judge == APPS else ()
 
     def _checkout(self) -> Executor:
         try:
@@ -372,7 +495,7 @@ class Evaluator:
             if self._closed:
                 raise RuntimeError("Evaluator is closed")
             if len(self._executors) < self.workers:
-                executor = Executor(self.limits, preload=APPS_STYLE_PRELOAD if self.judge == APPS else ())
+                executor = Executor(self.limits, preload=self._preload())
                 self._executors.append(executor)
                 return executor
         return self._idle.get()

@@ -12,7 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pytest_apps"
 
 # What each layer may import, besides itself (bottom to top). The front ends (plugin, api, __main__) sit side
-# by side at the top and never import each other; `agents` is the ready agents' public name.
+# by side at the top and never import each other; `agents` is the ready agents' public name; `rewards` (the
+# trainers' reward functions) sits on the api's Evaluator and adds extraction and reward shapes.
 ALLOWED = {
     "core": set(),
     "dataset": {"core"},
@@ -25,6 +26,7 @@ ALLOWED = {
     "api": {"core", "dataset", "executor", "judge", "candidates", "engine", "report"},
     "__main__": {"core", "dataset", "executor", "judge", "candidates", "engine", "report"},
     "agents": {"candidates"},
+    "rewards": {"api", "core", "dataset", "candidates", "report"},
     "__init__": {"api", "core", "dataset", "report"},
 }
 PYTEST_ONLY_IN = {"plugin"}

@@ -1,0 +1,296 @@
+"""Executors that live in Ray actors, one actor per node of a Ray cluster: `Evaluator(ray=True)`.
+
+Only where the executors live differs from one machine; what runs is the same loop (`problem.run_problem`:
+the executor, the judge, the records), so a program gets the same verdicts on a cluster as on one machine.
+
+* One `NodeRunner` actor per alive node (hard node affinity), holding that node's warm executors: one fork
+  server each, started when the actor starts and kept across batches. The actor is threaded
+  (`max_concurrency` = its executors); each thread takes an executor for a whole problem. The executor's
+  server is a separate process started with `subprocess` (fork and exec at once), so the actor's threads
+  never fork a Python interpreter. Two programs per executor are sent to a node at a time (one runs, one
+  waits there for an executor), so a node never idles between programs and a lost node loses only those.
+* A problem's test data is put in Ray's object store once by the caller and sent to actors by reference,
+  inside a list so that Ray does not resolve (and deserialise) it on every call: an actor fetches it on its
+  first case of that problem (Ray moves an object to a node once) and keeps it, so the data crosses to each
+  node once and is decoded once per node.
+* A node lost mid-batch (its actor dies: `RayActorError`, `ActorUnavailableError`) loses only the programs in
+  flight there: each is sent again to a live node, up to `RETRIES` times; nodes that joined are picked up.
+  A program is never scored from a partial run; one whose work could not be placed anywhere is reported as
+  not scored (None), and no live node at all is an error.
+* A batch deadline (seconds from the call) is checked by the caller and by each actor before each case: what
+  is not done by then comes back as None (not scored).
+
+Imports `ray` only when a `RayExecutors` is made (the optional extra ``pytest-apps[ray]``).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..candidates.sources import Candidate
+from ..core.record import CaseRecord
+from ..dataset.problems import Cases, Problem
+from ..executor import Executor, Limits
+from ..judge.checkers import Checkers
+from ..judge.profiles import Judging
+from .problem import run_problem
+
+RETRIES = 3  # how many times one program's work may be lost with its node before it is reported not scored
+IN_FLIGHT = 2  # programs sent to a node per executor: one running, one waiting there (no idle gap between them)
+CACHED_PROBLEMS = 512  # problems' test data an actor keeps decoded (least recently used dropped first)
+STARTUP_TIMEOUT = 120.0  # seconds for an actor to start its executors
+
+
+class ClusterError(RuntimeError):
+    """The Ray cluster cannot take the work (no live node, or an actor that does not start)."""
+
+
+@dataclass(frozen=True)
+class Work:
+    """One program on one problem, as the caller hands it over: `key` names the problem's test data."""
+
+    problem: Problem
+    candidate: Candidate
+    key: int
+    cases: Cases
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every actor needs to judge as the caller does (plain data, sent once per actor)."""
+
+    limits: Limits
+    profile: str
+    checkers: str | None  # an absolute folder, "builtin" or None: must exist on every node
+    preload: tuple[str, ...]
+    executors: int
+
+
+class NodeRunner:
+    """The executors of one node (made a Ray actor by `RayExecutors`; a plain class, testable without Ray)."""
+
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.judging = Judging(profile=setup.profile, checkers=Checkers.from_setting(setup.checkers))
+        self._idle: queue.LifoQueue[Executor] = queue.LifoQueue()
+        self._executors = [Executor(setup.limits, preload=setup.preload) for _ in range(setup.executors)]
+        for executor in self._executors:
+            executor.isolation()  # starts its server now: warm before the first program arrives
+            self._idle.put(executor)
+        self._cases: OrderedDict[int, Cases] = OrderedDict()
+        self._lock = threading.Lock()
+        self.loads = 0  # test data fetched and decoded here (once per problem while it stays cached)
+        self.programs = 0
+
+    def ready(self) -> dict[str, Any]:
+        import os
+
+        return {"pid": os.getpid(), "executors": len(self._executors)}
+
+    def stats(self) -> dict[str, int]:
+        return {"loads": self.loads, "programs": self.programs, "cached": len(self._cases)}
+
+    def run(self, problem: Problem, candidate: Candidate, key: int, boxed: list[Any],
+            seconds_left: float | None, fail_fast: bool) -> list[CaseRecord] | None:
+        """Run one program on one problem here; None when the deadline (`seconds_left` from now) came first."""
+        stop_at = None if seconds_left is None else time.monotonic() + seconds_left
+        stop = None if stop_at is None else (lambda: time.monotonic() >= stop_at)
+        if stop is not None and stop():
+            return None
+        cases = self._cases_of(key, boxed)
+        executor = self._idle.get()
+        try:
+            self.programs += 1
+            return run_problem(executor, problem, candidate, cases, self.judging, fail_fast, stop)
+        finally:
+            self._idle.put(executor)
+
+    def _cases_of(self, key: int, boxed: list[Any]) -> Cases:
+        with self._lock:
+            found = self._cases.get(key)
+            if found is not None:
+                self._cases.move_to_end(key)
+                return found
+        import ray
+
+        cases = boxed[0] if isinstance(boxed[0], Cases) else ray.get(boxed[0])
+        with self._lock:
+            if key not in self._cases:
+                self.loads += 1
+                self._cases[key] = cases
+                while len(self._cases) > CACHED_PROBLEMS:
+                    self._cases.popitem(last=False)
+        return cases
+
+    def close(self) -> None:
+        for executor in self._executors:
+            executor.close()
+
+
+class RayExecutors:
+    """The caller's side: one `NodeRunner` actor per alive node of the Ray cluster this process is connected
+    to (``ray.init()`` is called when it is not: it connects to ``RAY_ADDRESS`` or starts a local cluster).
+
+    `per_node`: executors per node (default: the node's CPU count in Ray's resources). `num_cpus`: CPUs each
+    actor reserves from Ray's scheduler (default 0: the programs' own time is measured whatever else the node
+    runs, so sharing CPUs changes how fast a batch goes, never its verdicts).
+    """
+
+    def __init__(self, limits: Limits, profile: str, checkers: str | None, preload: tuple[str, ...] = (),
+                 per_node: int | None = None, num_cpus: float = 0.0) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ImportError("Evaluator(ray=True) needs Ray: pip install 'pytest-apps[ray]'") from None
+        if not ray.is_initialized():
+            ray.init()
+        self._ray = ray
+        self._limits, self._profile, self._checkers, self._preload = limits, profile, checkers, preload
+        self._per_node, self._num_cpus = per_node, num_cpus
+        self._actors: dict[str, tuple[Any, int]] = {}  # node id -> (actor, executors)
+        self._refs: OrderedDict[int, Any] = OrderedDict()  # problem key -> ObjectRef of its Cases
+        self._lock = threading.Lock()
+        self.lost_nodes: list[str] = []
+        self.resent = 0  # programs sent again after their node was lost
+        self.refresh()
+
+    # -- nodes -----------------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Start an actor on every alive node that has none; forget nodes that are gone."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        ray = self._ray
+        alive = {n["NodeID"]: n for n in ray.nodes() if n.get("Alive")}
+        for node_id in list(self._actors):
+            if node_id not in alive:
+                self._drop(node_id)
+        starting = {}
+        remote = ray.remote(NodeRunner)
+        for node_id, node in alive.items():
+            if node_id in self._actors:
+                continue
+            cpus = int(node.get("Resources", {}).get("CPU", 0))
+            executors = self._per_node or cpus
+            if executors < 1:
+                continue  # a node without CPUs (e.g. a head node started with num_cpus=0) runs nothing
+            setup = Setup(self._limits, self._profile, self._checkers, self._preload, executors)
+            actor = remote.options(
+                num_cpus=self._num_cpus,
+                # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close
+                max_concurrency=IN_FLIGHT * executors + 1,
+                max_restarts=0,
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+            ).remote(setup)
+            starting[node_id] = (actor, executors, actor.ready.remote())
+        for node_id, (actor, executors, ready) in starting.items():
+            try:
+                ray.get(ready, timeout=STARTUP_TIMEOUT)
+            except ray.exceptions.GetTimeoutError:
+                ray.kill(actor)
+                raise ClusterError(f"Ray node {node_id}: the executors' actor did not start within "
+                                   f"{STARTUP_TIMEOUT:.0f} s; check that pytest-apps is installed on every node") from None
+            except ray.exceptions.RayError:
+                continue  # the node went away while the actor started
+            self._actors[node_id] = (actor, executors)
+
+    def nodes(self) -> dict[str, int]:
+        """Node id -> executors, for the nodes that have an actor."""
+        return {node: executors for node, (_, executors) in self._actors.items()}
+
+    def stats(self) -> dict[str, dict[str, int]]:
+        """Each node's counters: test data loaded, programs run, problems cached."""
+        return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in list(self._actors.items())}
+
+    def _drop(self, node_id: str) -> None:
+        actor, _ = self._actors.pop(node_id, (None, 0))
+        if actor is not None:
+            self.lost_nodes.append(node_id)
+            try:
+                self._ray.kill(actor)
+            except Exception:  # noqa: BLE001 - it is gone already
+                pass
+
+    # -- work ------------------------------------------------------------------------------------------
+    def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None) -> list[list[CaseRecord] | None]:
+        """Records per work item, in order; None for an item not scored by `deadline` (time.monotonic())."""
+        ray = self._ray
+        lost_errors = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ()),
+                       ray.exceptions.ObjectLostError)
+        with self._lock:
+            self.refresh()  # nodes that joined since the last batch get their actor; gone ones are forgotten
+            if not self._actors:
+                raise ClusterError("the Ray cluster has no alive node with CPUs to run programs on")
+            results: list[list[CaseRecord] | None] = [None] * len(work)
+            pending = list(range(len(work)))[::-1]  # popped from the end: input order
+            attempts = [0] * len(work)
+            inflight: dict[Any, tuple[int, str]] = {}
+            load = dict.fromkeys(self._actors, 0)
+            boxes = {w.key: [self._ref(w.key, w.cases)] for w in work}
+            while pending or inflight:
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+                for node_id, (actor, executors) in list(self._actors.items()):
+                    while pending and load.get(node_id, 0) < IN_FLIGHT * executors:
+                        i = pending.pop()
+                        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                        ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
+                                               left, fail_fast)
+                        inflight[ref] = (i, node_id)
+                        load[node_id] = load.get(node_id, 0) + 1
+                if not inflight:
+                    self.refresh()
+                    load = {node: load.get(node, 0) for node in self._actors}
+                    if not self._actors:
+                        raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
+                    continue
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                done, _ = ray.wait(list(inflight), num_returns=1, timeout=wait)
+                for ref in done:
+                    i, node_id = inflight.pop(ref)
+                    load[node_id] = load.get(node_id, 0) - 1
+                    try:
+                        results[i] = ray.get(ref)
+                    except lost_errors:
+                        self._drop(node_id)
+                        load.pop(node_id, None)
+                        attempts[i] += 1
+                        if attempts[i] <= RETRIES:
+                            self.resent += 1
+                            pending.append(i)
+                        # else: stays None, not scored
+                if not self._actors and (pending or inflight):
+                    self.refresh()
+                    load = {node: 0 for node in self._actors}
+            # past the deadline, what is still in flight is left to the actors: each stops at its next case
+            return results
+
+    def _ref(self, key: int, cases: Cases) -> Any:
+        found = self._refs.get(key)
+        if found is None:
+            found = self._refs[key] = self._ray.put(cases)
+        self._refs.move_to_end(key)
+        while len(self._refs) > 4 * CACHED_PROBLEMS:
+            self._refs.popitem(last=False)
+        return found
+
+    def forget(self, key: int) -> None:
+        self._refs.pop(key, None)
+
+    def close(self) -> None:
+        for actor, _ in list(self._actors.values()):
+            try:
+                self._ray.get(actor.close.remote(), timeout=30)
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                self._ray.kill(actor)
+            except Exception:  # noqa: BLE001
+                pass
+        self._actors.clear()
+        self._refs.clear()

@@ -1,0 +1,415 @@
+"""Rewards for training code models: TRL's `GRPOTrainer` and verl's `compute_score`, over the `Evaluator`.
+
+    from pytest_apps.rewards import CodeReward
+
+    trainer = GRPOTrainer(model=..., train_dataset=ds, reward_funcs=[CodeReward("strict")])  # ds has input_output
+
+    # verl: custom_reward_function.path=pkg://pytest_apps.rewards  custom_reward_function.name=compute_score
+
+This module adds two things to the engine and nothing else: the program is taken from the model's text with
+the plugin's extraction (`candidates.extract.extract_code`), and a reward shape turns the problem's result
+into a number. The problem comes from the row: its own ``input_output`` column (TRL; verl's ``ground_truth``,
+as verl's ``prime_code`` holds it), or its id into a split loaded with `load_problems` (``problems=`` /
+``dataset=``). Every program is scored by `Evaluator.score_batch` (warm executors, in parallel, fail-fast
+where the shape allows it, a batch time budget), so its verdicts are the plugin's.
+
+Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test) and
+``fraction`` (tests passed / tests, every test run). A completion without code is a real 0.0.
+
+Not scored is never 0.0: a harness error (the executor failed, not the program), a problem that cannot be
+judged (a row without usable tests, an unknown id), or a program the batch budget did not reach has no
+reward. `CodeReward` (TRL) returns None there, which TRL reads as "does not apply": that completion is left
+out of its group's baseline and gets no advantage. verl has no such value (the reward goes into a tensor, and
+its naive and batch reward managers let an exception stop the step), so `compute_score` raises `NotScored`;
+verl's ``prime`` reward manager turns any exception into 0.0, so use the ``naive`` or ``batch`` manager.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
+from .candidates.extract import extract_code
+from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
+from .dataset.problems import Problem
+from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
+
+__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "compute_score", "compute_score_batch",
+           "completion_text"]
+
+log = logging.getLogger("pytest_apps.rewards")
+
+STRICT, FRACTION = "strict", "fraction"
+SHAPES = (STRICT, FRACTION)
+# the verdict of a completion that has no reward
+NOT_SCORED = "not_scored"  # the batch budget ran out before it was scored
+HARNESS = "harness_error"  # the harness failed on a test the reward needs
+NOT_APPLICABLE = "not_applicable"  # no problem to judge it on (bad row, unknown id, broken problem)
+COUNTED_KINDS = (*ALL_KINDS, RUN_HARNESS_ERROR)
+_ROW_CACHE = 1024  # problems built from rows' own input_output, kept by their text
+
+
+class NotScored(RuntimeError):
+    """A completion that has no reward (verl's `compute_score`): the harness failed, the problem cannot be
+    judged, or the batch budget ran out. Never to be read as a reward of 0."""
+
+
+@dataclass(frozen=True)
+class RewardDetail:
+    """One completion's reward and what it rests on, for logging: the problem's verdict, the tests that passed,
+    ran and exist, and the count of each test verdict kind (pass, wrong_answer, ..., harness_error)."""
+
+    reward: float | None
+    verdict: str
+    problem_id: str | None = None
+    tests_passed: int = 0
+    tests_run: int = 0
+    tests_total: int = 0
+    kinds: dict[str, int] = field(default_factory=dict)
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def figures(self) -> dict[str, Any]:
+        """Flat numbers with the same keys for every completion (verl turns each key into a per-batch list and
+        averages it in validation, so no text here)."""
+        out: dict[str, Any] = {"score": self.reward, "passed": float(self.verdict == P_PASS),
+                               "tests_passed": self.tests_passed, "tests_run": self.tests_run,
+                               "tests_total": self.tests_total}
+        out.update({f"tests_{kind}": self.kinds.get(kind, 0) for kind in COUNTED_KINDS})
+        return out
+
+
+def completion_text(completion: Any) -> str:
+    """The model's text in a completion as a trainer passes it: a string, or (conversational) a list of
+    messages, whose assistant messages' contents are joined (content as a string or a list of text parts)."""
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    messages = list(completion)
+    mine = [m for m in messages if isinstance(m, Mapping) and m.get("role") == "assistant"] or messages
+    texts = []
+    for message in mine:
+        content = message.get("content") if isinstance(message, Mapping) else message
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, Sequence):
+            texts.extend(str(part.get("text", "")) for part in content
+                         if isinstance(part, Mapping) and part.get("type", "text") == "text")
+    return "\n".join(texts)
+
+
+def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
+    """The reward of one problem result under `shape`, or no reward (None) with the reason."""
+    if result is None:
+        return RewardDetail(None, NOT_SCORED, reason="not scored within the batch budget")
+    kinds = Counter(t["kind"] for t in result.tests)
+    base = dict(problem_id=result.id, tests_passed=result.tests_passed, tests_run=result.tests_run,
+                tests_total=result.tests_total, kinds={k: kinds.get(k, 0) for k in COUNTED_KINDS})
+    if result.verdict == P_NO_CODE or (result.tests and kinds.get(NO_CODE, 0) == len(result.tests)):
+        return RewardDetail(0.0, P_NO_CODE, reason=result.reason or "no code in the completion", **base)
+    if result.verdict == "broken":
+        return RewardDetail(None, NOT_APPLICABLE, reason=result.reason, **base)
+    harness = kinds.get(RUN_HARNESS_ERROR, 0)
+    real_failures = result.tests_run - result.tests_passed - harness
+    if shape == STRICT:
+        if result.verdict == P_PASS:
+            return RewardDetail(1.0, P_PASS, **base)
+        if real_failures > 0:
+            return RewardDetail(0.0, result.verdict, reason=result.reason, **base)
+    elif harness == 0 and result.tests_run == result.tests_total and result.tests_total > 0:
+        return RewardDetail(result.tests_passed / result.tests_total, result.verdict, reason=result.reason, **base)
+    why = result.reason if harness else f"{result.tests_total - result.tests_run} tests did not run"
+    return RewardDetail(None, HARNESS if harness else NOT_SCORED, reason=why, **base)
+
+
+class CodeReward:
+    """A reward function for TRL's `GRPOTrainer` (``reward_funcs=[CodeReward(...)]``), and the scorer behind
+    verl's `compute_score`.
+
+    `shape`: "strict" or "fraction". The problem of each completion, from the dataset's columns (TRL passes
+    every column as a keyword argument, one value per completion): `io_column` (default ``input_output``),
+    the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
+    `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
+    `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
+    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`) are
+    its own; or pass a ready `evaluator` (it is not closed by `close()` then).
+
+    Logging: after each call, `last` holds a `RewardDetail` per completion and `on_batch` (if given) is
+    called with them; when TRL passes ``log_metric`` / ``log_extra`` (recent versions do), the batch's figures
+    (`batch_figures`) go to its metrics and each completion's verdict and tests to its completions table.
+    """
+
+    def __init__(
+        self,
+        shape: str = STRICT,
+        *,
+        problems: ProblemList | Sequence[Problem] | str | os.PathLike[str] | Any = None,
+        split: str = "test",
+        max_tests: int = 20,
+        io_column: str = "input_output",
+        id_column: str = "problem_id",
+        budget: float | None = None,
+        evaluator: Evaluator | None = None,
+        timeout: float = 4.0,
+        memory: int | None = None,
+        judge: str = "seed",
+        checkers: str | os.PathLike[str] | None = None,
+        workers: int | None = None,
+        ray: bool = False,
+        ray_per_node: int | None = None,
+        on_batch: Callable[[list[RewardDetail]], None] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if shape not in SHAPES:
+            raise ValueError(f"shape: unknown reward shape {shape!r}; use {' or '.join(SHAPES)}")
+        if budget is not None and budget <= 0:
+            raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
+        self.shape = shape
+        self.split, self.max_tests = split, max_tests
+        self.io_column, self.id_column = io_column, id_column
+        self.budget = budget
+        self.on_batch = on_batch
+        self.__name__ = name or f"apps_{shape}"  # TRL names a reward function's metrics after it
+        self._problems_spec = problems
+        self._by_id: dict[str, Problem] | None = None
+        self._rows: OrderedDict[str, Problem | str] = OrderedDict()  # input_output text -> problem or why not
+        self._lock = threading.Lock()
+        self._own = evaluator is None
+        self.evaluator = evaluator if evaluator is not None else Evaluator(
+            workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers, ray=ray,
+            ray_per_node=ray_per_node)
+        self.last: list[RewardDetail] = []
+        self._warned: set[str] = set()
+
+    # -- TRL -------------------------------------------------------------------------------------------
+    def __call__(self, prompts: Any = None, completions: Sequence[Any] = (), completion_ids: Any = None,
+                 **columns: Any) -> list[float | None]:
+        """TRL's call: one reward (or None) per completion, the row's columns as keyword lists."""
+        log_metric, log_extra = columns.pop("log_metric", None), columns.pop("log_extra", None)
+        texts = [completion_text(c) for c in completions]
+        problems = [self._problem_of(columns, i) for i in range(len(texts))]
+        details = self.score(texts, problems)
+        if callable(log_metric):
+            for key, value in batch_figures(details).items():
+                log_metric(key, value)
+        if callable(log_extra):
+            log_extra("apps_verdict", [d.verdict for d in details])
+            log_extra("apps_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
+        return [d.reward for d in details]
+
+    # -- the core both trainers use --------------------------------------------------------------------
+    def score(self, texts: Sequence[str | None], problems: Sequence[Problem | str]) -> list[RewardDetail]:
+        """Rewards for model texts on their problems (a `Problem`, or a string saying why there is none)."""
+        if len(texts) != len(problems):
+            raise ValueError(f"{len(texts)} completions for {len(problems)} problems")
+        details: list[RewardDetail | None] = [None] * len(texts)
+        pairs, where = [], []
+        for i, (text, problem) in enumerate(zip(texts, problems)):
+            if isinstance(problem, str):
+                details[i] = RewardDetail(None, NOT_APPLICABLE, reason=problem)
+                continue
+            pairs.append((problem, extract_code(text)))
+            where.append(i)
+        if pairs:
+            results = self.evaluator.score_batch(pairs, fail_fast=self.shape == STRICT, budget=self.budget)
+            for i, result in zip(where, results):
+                details[i] = shape_of(result, self.shape)
+        done = [d for d in details if d is not None]
+        self.last = done
+        if self.on_batch is not None:
+            self.on_batch(done)
+        return done
+
+    def problem_of_row(self, io: Any, pid: Any = None, index: int = 0) -> Problem | str:
+        """The problem for a row's own tests (`io`: JSON text or a dict), built once per distinct text."""
+        text = f"{pid}\0" + (io if isinstance(io, str) else json.dumps(io, sort_keys=True))  # checkers go by id
+        with self._lock:
+            found = self._rows.get(text)
+            if found is not None:
+                self._rows.move_to_end(text)
+                return found
+        row = {"problem_id": pid if pid not in (None, "") else f"row-{index}", "question": "(the row's tests)",
+               "input_output": io}
+        try:
+            made: Problem | str = problem_from_row(row, index, self.max_tests)
+            if isinstance(made, Problem) and made.broken:
+                made = f"problem {made.id}: {made.broken}"
+        except DatasetError as exc:
+            made = str(exc)
+        with self._lock:
+            self._rows[text] = made
+            while len(self._rows) > _ROW_CACHE:
+                self._rows.popitem(last=False)
+        return made
+
+    def problem_by_id(self, pid: Any) -> Problem | str:
+        """The problem with this id in `problems` (loaded on first use)."""
+        with self._lock:
+            if self._by_id is None:
+                spec = self._problems_spec
+                if spec is None:
+                    return (f"no {self.io_column!r} value and no problems to look id {pid} up in; give the dataset "
+                            f"an {self.io_column!r} column or pass problems= (a load_problems() result or a dataset)")
+                loaded = spec if isinstance(spec, (list, tuple)) else load_problems(
+                    spec, split=self.split, max_tests=self.max_tests)
+                self._by_id = {p.id: p for p in loaded}
+        found = self._by_id.get(str(pid))
+        if found is None:
+            return f"problem {pid} is not among the loaded problems ({len(self._by_id)}); check {self.id_column!r}"
+        if found.broken:
+            return f"problem {pid}: {found.broken}"
+        return found
+
+    def close(self) -> None:
+        if self._own:
+            self.evaluator.close()
+
+    def __enter__(self) -> CodeReward:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- internals -------------------------------------------------------------------------------------
+    def _problem_of(self, columns: Mapping[str, Any], i: int) -> Problem | str:
+        io = _at(columns.get(self.io_column), i)
+        pid = _at(columns.get(self.id_column), i)
+        found = self.problem_of_row(io, pid, i) if io not in (None, "") else self.problem_by_id(pid) \
+            if pid not in (None, "") else (f"completion {i}: no {self.io_column!r} or {self.id_column!r} column "
+                                           "value; give the dataset one of them")
+        if isinstance(found, str) and found not in self._warned:
+            self._warned.add(found)
+            log.warning("pytest-apps reward: %s (no reward for it)", found)
+        return found
+
+
+def _at(values: Any, i: int) -> Any:
+    if values is None:
+        return None
+    try:
+        return values[i]
+    except (IndexError, KeyError, TypeError):
+        return None
+
+
+def batch_figures(details: Sequence[RewardDetail]) -> dict[str, float]:
+    """One batch's figures, the same keys every time (TRL wants every process to log the same keys):
+    the share of scored completions that passed, of tests passed, and counts of each test verdict kind and of
+    completions without a reward."""
+    scored = [d for d in details if d.reward is not None]
+    tests_run = sum(d.tests_run for d in scored)
+    out = {
+        "apps/pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
+        "apps/test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
+        "apps/no_code": float(sum(d.verdict == P_NO_CODE for d in details)),
+        "apps/no_reward": float(len(details) - len(scored)),
+        "apps/not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
+        "apps/harness_error": float(sum(d.verdict == HARNESS for d in details)),
+        "apps/not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
+    }
+    for kind in COUNTED_KINDS:
+        out[f"apps/tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- verl
+
+_SCORERS: dict[tuple[Any, ...], CodeReward] = {}
+_SCORERS_LOCK = threading.Lock()
+
+
+def _scorer(options: Mapping[str, Any]) -> CodeReward:
+    """One warm `CodeReward` per process and set of options (verl calls compute_score once per completion)."""
+    key = tuple(sorted((k, repr(v)) for k, v in options.items()))
+    with _SCORERS_LOCK:
+        found = _SCORERS.get(key)
+        if found is None:
+            opts = dict(options)
+            if "dataset" in opts:
+                opts["problems"] = opts.pop("dataset")
+            found = _SCORERS[key] = CodeReward(**opts)
+        return found
+
+
+_VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
+                 "workers", "ray", "ray_per_node")
+
+
+def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any) -> Problem | str:
+    info = extra_info if isinstance(extra_info, Mapping) else {}
+    truth = ground_truth
+    if isinstance(truth, str) and truth.lstrip().startswith("{"):
+        return scorer.problem_of_row(truth, info.get("problem_id"), int(info.get("index", 0) or 0))
+    if isinstance(truth, Mapping):
+        return scorer.problem_of_row(dict(truth), info.get("problem_id"), int(info.get("index", 0) or 0))
+    pid = info.get("problem_id", truth)
+    if pid in (None, ""):
+        return "ground_truth holds no input_output and extra_info no problem_id"
+    return scorer.problem_by_id(pid)
+
+
+def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(kwargs) - set(_VERL_OPTIONS))
+    if unknown:
+        raise TypeError(f"compute_score: unknown option(s) {', '.join(unknown)}; "
+                        f"custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
+    return dict(kwargs)
+
+
+def _verl_result(detail: RewardDetail) -> dict[str, Any]:
+    if detail.reward is None:
+        raise NotScored(f"pytest-apps: no reward ({detail.verdict}: {detail.reason})")
+    return detail.figures()
+
+
+def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
+                  **options: Any) -> dict[str, Any]:
+    """verl's custom reward function (the naive reward manager calls it once per completion).
+
+    `ground_truth`: the problem's tests, an ``input_output`` JSON text or dict (``inputs``, ``outputs``,
+    optional ``fn_name``), as verl's ``prime_code`` takes them; or a problem id (also read from
+    ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
+    ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
+    judge, checkers, workers, ray, ray_per_node. Returns a dict whose "score" is the reward, with the test
+    counts beside it (verl logs every key). Raises `NotScored` where there is no reward (never 0.0).
+    `data_source` is not read: route by it in your own function if the run mixes tasks.
+    """
+    scorer = _scorer(_options(options))
+    return _verl_result(scorer.score([solution_str], [_verl_problem(scorer, ground_truth, extra_info)])[0])
+
+
+def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
+                        extra_infos: Sequence[Any] | None = None, **options: Any) -> list[dict[str, Any]]:
+    """verl's batch reward manager's function (``reward_model.reward_manager=batch``): the whole batch scored
+    in parallel in one call, within ``budget`` if given. Raises `NotScored` if any completion has no reward."""
+    scorer = _scorer(_options(options))
+    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
+    problems = [_verl_problem(scorer, truth, info) for truth, info in zip(ground_truths, infos)]
+    details = scorer.score(list(solution_strs), problems)
+    missing = [d for d in details if d.reward is None]
+    if missing:
+        why = Counter(d.verdict for d in missing)
+        raise NotScored(f"pytest-apps: {len(missing)} of {len(details)} completions have no reward "
+                        f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
+    return [d.figures() for d in details]
+
+
+def close_scorers() -> None:
+    """Stop the executors of every `compute_score` scorer in this process."""
+    with _SCORERS_LOCK:
+        scorers = list(_SCORERS.values())
+        _SCORERS.clear()
+    for scorer in scorers:
+        scorer.close()

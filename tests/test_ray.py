@@ -1,0 +1,117 @@
+"""The Evaluator's executors as Ray actors (`Evaluator(ray=True)`, `engine.cluster`) on a real two-node local
+Ray cluster (`ray.cluster_utils.Cluster`, one CPU per node), running real programs: the same verdicts as one
+machine, test data loaded once per node, and a node lost mid-batch whose work goes to the other node.
+
+One cluster for the module (Ray takes tens of seconds to start here); the tests run in one xdist group so
+that a single worker holds it."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_apps import Evaluator, load_problems
+from pytest_apps.dataset.loading import sample_path
+from pytest_apps.rewards import CodeReward
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'pytest-apps[ray]')")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("ray")
+
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+STORE = 80 * 1024 * 1024  # object store per node: the tests' data is small
+# a program that needs 0.3 s of CPU per test before answering: long enough to lose a node under it
+SLOW = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3:\n    pass\n"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[tuple[Cluster, Any]]:
+    # quick health checks, so that a removed node is known dead in about a second (default: tens of seconds)
+    system = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_initial_delay_ms": 0}
+    c = Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "object_store_memory": STORE, "include_dashboard": False, "_system_config": system})
+    worker = c.add_node(num_cpus=1, object_store_memory=STORE)
+    ray.init(address=c.address, log_to_driver=False)
+    c.wait_for_nodes()
+    try:
+        yield c, worker
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+@pytest.fixture(scope="module")
+def sample() -> Any:
+    return load_problems("sample")
+
+
+def light(results: list[Any]) -> list[tuple[Any, ...]]:
+    return [(r.id, r.verdict, r.tests_passed, r.tests_run, [(t["case"], t["kind"], t["step"]) for t in r.tests])
+            for r in results]
+
+
+def work_of(sample: Any) -> list[tuple[Any, str | None]]:
+    """Every sample problem with its solution, a wrong program and no program, twice over (several per problem)."""
+    out: list[tuple[Any, str | None]] = []
+    for p in sample:
+        out += [(p, (SOLUTIONS / f"{p.id}.py").read_text()), (p, "print(42)\n"), (p, None)]
+    return out * 2
+
+
+def test_same_verdicts_as_one_machine_with_test_data_once_per_node(cluster: Any, sample: Any) -> None:
+    work = work_of(sample)
+    with Evaluator(timeout=1.0, workers=2) as local:
+        here = local.score_many(work)
+        here_fast = local.score_batch(work, fail_fast=True)
+    with Evaluator(timeout=1.0, ray=True) as ev:
+        assert len(ev.cluster.nodes()) == 2 and set(ev.cluster.nodes().values()) == {1}
+        there = ev.score_many(work)
+        there_fast = ev.score_batch(work, fail_fast=True)
+        stats = ev.cluster.stats()
+    assert light(there) == light(here)
+    assert light(there_fast) == light(here_fast)
+    assert {r.verdict for r in there} >= {"pass", "fail", "no_code"}
+    assert all(s["programs"] > 0 for s in stats.values())  # both nodes ran programs
+    assert all(s["loads"] <= len(sample) for s in stats.values())  # each problem's data once per node at most
+    assert sum(s["programs"] for s in stats.values()) > sum(s["loads"] for s in stats.values())
+
+
+def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:
+    c, worker = cluster
+    problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
+    program = SLOW + (SOLUTIONS / "900001.py").read_text()
+    with Evaluator(timeout=2.0, ray=True) as ev:
+        assert len(ev.cluster.nodes()) == 2
+        removed = threading.Event()
+
+        def remove() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # once the worker node is running a program
+                stats = ev.cluster.stats() if not removed.is_set() else {}
+                if any(s["programs"] > 0 for n, s in stats.items() if n == worker.node_id):
+                    break
+                time.sleep(0.05)
+            c.remove_node(worker)
+            removed.set()
+
+        killer = threading.Thread(target=remove)
+        killer.start()
+        results = ev.score_many([(problem, program)] * 6)
+        killer.join()
+        assert removed.is_set()
+        assert [r.verdict for r in results] == ["pass"] * 6  # every program scored, fully, none as a failure
+        assert all(r.tests_passed == r.tests_total == 5 for r in results)
+        assert ev.cluster.lost_nodes == [worker.node_id] and ev.cluster.resent >= 1
+        assert len(ev.cluster.nodes()) == 1
+        # the reward function over the same evaluator goes on on the node that is left
+        with CodeReward("strict", evaluator=ev) as reward:
+            io = json.loads(sample_path().read_text().splitlines()[0])["input_output"]
+            text = "```python\n" + (SOLUTIONS / "900001.py").read_text() + "```"
+            assert reward(prompts=["p"], completions=[text], completion_ids=None, input_output=[io]) == [1.0]

@@ -1,0 +1,320 @@
+"""The trainers' reward functions (`pytest_apps.rewards`) with real programs on real executors, called exactly
+as each trainer calls them (neither trainer is installed: TRL and verl pull torch):
+
+* TRL's `GRPOTrainer._calculate_rewards`: ``reward_func(prompts=..., completions=..., completion_ids=...,
+  **reward_kwargs)`` where reward_kwargs holds every dataset column but prompt/completion (one value per
+  completion), ``trainer_state``, and in recent versions ``log_extra`` and ``log_metric``; completions are
+  strings, or conversational: ``[[{"role": "assistant", "content": text}], ...]``; None becomes NaN.
+* verl's naive reward manager: ``compute_score(data_source=, solution_str=, ground_truth=, extra_info=)`` plus
+  ``custom_reward_function.reward_kwargs``; its batch manager: ``compute_score(data_sources=, solution_strs=,
+  ground_truths=, extra_infos=, **reward_kwargs)``; a dict result's "score" is the reward.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_apps import Evaluator, load_problems
+from pytest_apps.api import problem_from_row
+from pytest_apps.dataset.loading import sample_path
+from pytest_apps.dataset.rows import DatasetError
+from pytest_apps.report.rollup import ProblemResult
+from pytest_apps.rewards import (
+    CodeReward,
+    NotScored,
+    RewardDetail,
+    batch_figures,
+    close_scorers,
+    completion_text,
+    compute_score,
+    compute_score_batch,
+    shape_of,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+SAMPLE_ROWS = {str(r["problem_id"]): r for r in map(json.loads, sample_path().read_text().splitlines())}
+# real rows with few tests each, so the plugin run stays short
+SHARED_IDS = ("3040", "3177", "4245", "4559", "4655", "1303")
+
+
+def fenced(code: str, draft: str = "print('draft')") -> str:
+    """Model text as a reasoning model writes it: a draft inside the thinking, the answer after it."""
+    return f"<think>\nLet me try\n```python\n{draft}\n```\n</think>\nHere is my solution:\n```python\n{code}```\n"
+
+
+def trl_call(reward: CodeReward, completions: list[Any], **columns: Any) -> list[float | None]:
+    """As GRPOTrainer calls a custom reward function (the state is an object, here a stand-in)."""
+    return reward(prompts=["prompt"] * len(completions), completions=completions,
+                  completion_ids=[[1, 2, 3]] * len(completions), trainer_state=object(), **columns)
+
+
+def solution(pid: str) -> str:
+    return (SOLUTIONS / f"{pid}.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def strict() -> Any:
+    with CodeReward("strict", timeout=1.0, workers=2) as reward:
+        yield reward
+
+
+@pytest.fixture(scope="module")
+def fraction() -> Any:
+    with CodeReward("fraction", timeout=1.0, workers=2) as reward:
+        yield reward
+
+
+# ------------------------------------------------------------------------------------------------ TRL
+
+
+def test_trl_call_reads_the_rows_own_tests_and_conversational_or_plain_completions(
+    strict: CodeReward, fraction: CodeReward,
+) -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    wrong = "a, b = map(int, input().split())\nprint(a + b if a >= 0 else a - b)\n"  # right on 4 of 5 tests
+    completions = [
+        [{"role": "assistant", "content": fenced(solution("900001"))}],  # conversational
+        fenced(wrong),  # plain text
+        "I cannot solve this.",  # no code at all: a real 0
+        [{"role": "assistant", "content": [{"type": "text", "text": fenced(solution("900001"))}]}],  # content parts
+    ]
+    columns = {"input_output": [io] * 4, "problem_id": ["900001"] * 4}
+    assert trl_call(strict, completions, **columns) == [1.0, 0.0, 0.0, 1.0]
+    assert trl_call(fraction, completions, **columns) == [1.0, 0.8, 0.0, 1.0]
+    assert [d.verdict for d in fraction.last] == ["pass", "fail", "no_code", "pass"]
+    assert fraction.last[1].kinds["pass"] == 4 and fraction.last[1].kinds["wrong_answer"] == 1
+    assert strict.last[1].tests_run < 5  # strict stops each program at its first failure
+    assert strict.__name__ == "apps_strict"  # TRL names the metric after the function
+
+
+def test_trl_call_by_problem_id_into_a_loaded_split_with_call_based_problems() -> None:
+    problems = load_problems("sample")
+    with CodeReward("fraction", problems=problems, timeout=1.0, workers=2) as reward:
+        ids = ["900002", "900002", "900006", "999999"]
+        texts = [fenced(solution("900002")), fenced("def reverse_words(s):\n    return s\n"), fenced(solution("900006")),
+                 fenced("print(1)")]
+        rewards = trl_call(reward, texts, problem_id=ids)
+        assert rewards[0] == 1.0 and rewards[2] == 1.0
+        assert 0.0 <= rewards[1] < 1.0
+        assert rewards[3] is None and reward.last[3].verdict == "not_applicable"  # unknown id: no reward, not 0
+        assert "999999" in reward.last[3].reason
+
+
+def test_the_dataset_name_is_loaded_on_first_use_and_rows_without_tests_get_no_reward(fraction: CodeReward) -> None:
+    with CodeReward("strict", problems="sample", timeout=1.0, workers=1) as reward:
+        assert trl_call(reward, [fenced(solution("900001"))], problem_id=[900001]) == [1.0]
+    broken = json.dumps({"inputs": ["1\n", "2\n"], "outputs": ["1\n"]})
+    empty = json.dumps({"inputs": [], "outputs": []})
+    out = trl_call(fraction, [fenced("print(input())\n")] * 3, input_output=[broken, empty, None])
+    assert out == [None, None, None]
+    assert [d.verdict for d in fraction.last] == ["not_applicable"] * 3
+    assert "differ in length" in fraction.last[0].reason and "no inputs" in fraction.last[1].reason
+
+
+def test_trl_logging_callbacks_get_the_same_keys_every_batch(strict: CodeReward) -> None:
+    metrics: dict[str, list[float]] = {}
+    extras: dict[str, list[Any]] = {}
+    seen: list[list[RewardDetail]] = []
+    strict.on_batch = seen.append
+    try:
+        for texts in ([fenced(solution("900001"))], [fenced("print(0)"), "no code"]):
+            strict(prompts=["p"] * len(texts), completions=texts, completion_ids=None,
+                   input_output=[SAMPLE_ROWS["900001"]["input_output"]] * len(texts),
+                   log_metric=lambda k, v: metrics.setdefault(k, []).append(v),
+                   log_extra=lambda k, v: extras.setdefault(k, []).extend(v))
+    finally:
+        strict.on_batch = None
+    assert {len(v) for v in metrics.values()} == {2}  # every key both times
+    assert metrics["apps/pass_rate"] == [1.0, 0.0] and metrics["apps/no_code"] == [0.0, 1.0]
+    assert metrics["apps/tests_wrong_answer"][1] >= 1.0
+    assert extras["apps_verdict"] == ["pass", "fail", "no_code"]
+    assert [len(batch) for batch in seen] == [1, 2]
+
+
+def test_completion_text_of_each_shape() -> None:
+    assert completion_text("x") == "x"
+    assert completion_text([{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]) == "a"
+    assert completion_text([{"role": "assistant", "content": [{"type": "text", "text": "b"},
+                                                             {"type": "image"}]}]) == "b"
+    assert completion_text(None) == ""
+
+
+# ------------------------------------------------------------------------------------ harness errors
+
+
+@pytest.fixture
+def failing_checker(tmp_path: Path) -> Path:
+    """A checker that raises: the harness (not the program) fails on every test of problem 900001."""
+    folder = tmp_path / "checks"
+    folder.mkdir()
+    (folder / "900001.py").write_text("def check(input, expected, got):\n    raise RuntimeError('checker bug')\n")
+    return folder
+
+
+def test_a_harness_error_is_no_reward_for_trl_and_an_exception_for_verl(failing_checker: Path) -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    text = fenced(solution("900001"))
+    for shape in ("strict", "fraction"):
+        with CodeReward(shape, checkers=failing_checker, timeout=1.0, workers=1) as reward:
+            assert trl_call(reward, [text], input_output=[io], problem_id=["900001"]) == [None]
+            detail = reward.last[0]
+            assert detail.verdict == "harness_error" and detail.kinds["harness_error"] >= 1
+            assert "checker" in detail.reason
+            assert batch_figures(reward.last)["apps/harness_error"] == 1.0
+    with pytest.raises(NotScored, match="harness_error"):
+        compute_score(data_source="apps", solution_str=text, ground_truth=io, extra_info={"problem_id": "900001"},
+                      checkers=str(failing_checker), timeout=1.0, workers=1)
+    close_scorers()
+
+
+def test_shapes_on_plain_results() -> None:
+    def result(verdict: str, kinds: list[str], total: int) -> ProblemResult:
+        return ProblemResult("1", "interview", "stdin", "c", verdict, tests_passed=kinds.count("pass"),
+                             tests_run=len(kinds), tests_total=total,
+                             tests=[{"case": i, "kind": k} for i, k in enumerate(kinds)])
+
+    mixed = result("fail", ["pass", "harness_error", "wrong_answer"], 3)
+    assert shape_of(mixed, "strict").reward == 0.0  # a real failure is a failure
+    assert shape_of(mixed, "fraction").reward is None  # but the fraction is unknown
+    only_harness = result("incomplete", ["pass", "harness_error"], 2)
+    assert shape_of(only_harness, "strict").reward is None
+    assert shape_of(result("fail", ["pass", "timeout"], 2), "fraction").reward == 0.5
+    assert shape_of(None, "strict").verdict == "not_scored"
+
+
+# --------------------------------------------------------------------------------------------- verl
+
+
+def test_verl_naive_and_batch_managers_calls() -> None:
+    io = SAMPLE_ROWS["900002"]["input_output"]  # call-based: ground_truth carries fn_name
+    options = {"shape": "fraction", "timeout": 1.0, "workers": 2}  # custom_reward_function.reward_kwargs
+    try:
+        good = compute_score(data_source="apps", solution_str=fenced(solution("900002")), ground_truth=io,
+                             extra_info={"index": 3}, **options)
+        assert good["score"] == 1.0 and good["passed"] == 1.0 and good["tests_pass"] == good["tests_total"] > 0
+        by_id = compute_score(data_source="apps", solution_str=fenced(solution("900006")), ground_truth="900006",
+                              extra_info=None, dataset="sample", **options)
+        assert by_id["score"] == 1.0
+        texts = [fenced(solution("900002")), "no code", fenced("def reverse_words(s):\n    return s\n")]
+        batch = compute_score_batch(data_sources=["apps"] * 3, solution_strs=texts, ground_truths=[io] * 3,
+                                    extra_infos=[{}, {}, {}], **options)
+        assert [b["score"] for b in batch][:2] == [1.0, 0.0] and 0.0 <= batch[2]["score"] < 1.0
+        assert len({tuple(b) for b in batch}) == 1  # the same keys for every item (verl stacks them)
+        with pytest.raises(NotScored, match="not_applicable"):
+            compute_score_batch(data_sources=["apps"], solution_strs=["x"],
+                                ground_truths=[json.dumps({"inputs": ["1"], "outputs": []})], **options)
+        with pytest.raises(TypeError, match="reward_kwargs"):
+            compute_score("apps", "x", io, None, shaep="strict")
+    finally:
+        close_scorers()
+
+
+# ------------------------------------------------------------------------------------------- batches
+
+
+BUSY = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.25:\n    pass\n"
+
+
+def test_a_batch_budget_reports_what_it_did_not_reach_as_not_scored() -> None:
+    problem = problem_from_row(SAMPLE_ROWS["900001"])  # 5 tests: 1.25 s of CPU per program
+    slow = BUSY + solution("900001")
+    with Evaluator(workers=2, timeout=2.0) as ev:
+        started = time.monotonic()
+        results = ev.score_batch([(problem, slow)] * 8, budget=1.5)
+        took = time.monotonic() - started
+        assert took < 1.5 + 1.0  # it returns at the budget
+        assert None in results  # 8 programs x 1.25 s on 2 executors cannot fit
+        assert all(r is None or r.verdict == "pass" for r in results)  # a scored one is scored fully
+        with CodeReward("fraction", evaluator=ev, budget=1.5) as reward:
+            out = trl_call(reward, [fenced(slow)] * 8, input_output=[SAMPLE_ROWS["900001"]["input_output"]] * 8)
+        assert None in out and set(out) <= {None, 1.0}  # never 0 for what was not scored
+        assert {d.verdict for d in reward.last if d.reward is None} == {"not_scored"}
+        assert ev.score_batch([(problem, solution("900001"))])[0].verdict == "pass"  # executors free again
+
+
+def test_budgeted_batch_for_verl_raises_rather_than_scoring_zero() -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    try:
+        with pytest.raises(NotScored, match="not_scored"):
+            compute_score_batch(data_sources=["apps"] * 6, solution_strs=[fenced(BUSY + solution("900001"))] * 6,
+                                ground_truths=[io] * 6, budget=1.0, timeout=2.0, workers=2)
+    finally:
+        close_scorers()
+
+
+def shared_work(folder: Path, per_problem: int) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    rows = [r for r in map(json.loads, (folder / "apps_test_rows.jsonl").read_text().splitlines())
+            if str(r["problem_id"]) in SHARED_IDS]
+    candidates: dict[str, list[str]] = {}
+    for record in map(json.loads, (folder / "candidates.jsonl").read_text().splitlines()):
+        pid = str(record["problem_id"])
+        if pid in SHARED_IDS and len(candidates.setdefault(pid, [])) < per_problem:
+            candidates[pid].append(fenced(record["code"].rstrip("\n") + "\n"))
+    return rows, [(pid, text) for pid in SHARED_IDS for text in candidates[pid]]
+
+
+def test_same_verdicts_at_any_batch_size_and_concurrency(shared_data: Path) -> None:
+    rows, work = shared_work(shared_data, 3)
+    ios = {str(r["problem_id"]): r["input_output"] for r in rows}
+
+    def rewards(workers: int, batch: int) -> list[tuple[Any, ...]]:
+        out = []
+        with CodeReward("fraction", timeout=2.0, workers=workers) as reward:
+            for start in range(0, len(work), batch):
+                chunk = work[start:start + batch]
+                trl_call(reward, [t for _, t in chunk], input_output=[ios[p] for p, _ in chunk],
+                         problem_id=[p for p, _ in chunk])
+                out += [(d.reward, d.verdict, tuple(sorted(d.kinds.items()))) for d in reward.last]
+        return out
+
+    one = rewards(1, 1)
+    assert one == rewards(2, len(work))
+    assert len({r for r, _, _ in one}) > 1  # the work is not all one verdict
+
+
+def test_rewards_match_the_plugin_on_real_rows_and_model_text(shared_data: Path, pytester: pytest.Pytester) -> None:
+    rows, work = shared_work(shared_data, 3)
+    (pytester.path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (pytester.path / "gen.jsonl").write_text("".join(json.dumps({"problem_id": p, "response": t}) + "\n"
+                                                     for p, t in work))
+    run = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-n", "2", "--apps-dataset", "rows.jsonl", "--apps-candidates", "gen.jsonl",
+        "--apps-timeout", "2", "--apps-report", "report.json")
+    assert run.ret in (0, 1), run.stdout.str()[-2000:]
+    report = json.loads((pytester.path / "report.json").read_text())
+    plugin: dict[tuple[str, int], dict[str, Any]] = {}
+    for p in report["problems"]:
+        for sample in p["sample_results"]:
+            kinds = [t["kind"] for t in p["tests"] if t["sample"] == sample["sample"]]
+            plugin[(p["id"], sample["sample"])] = {"verdict": sample["verdict"], "kinds": kinds,
+                                                   "passed": sample["tests_passed"]}
+    ios = {str(r["problem_id"]): r["input_output"] for r in rows}
+    problems = load_problems(str(pytester.path / "rows.jsonl"))
+    for shape in ("fraction", "strict"):
+        with CodeReward(shape, problems=problems, timeout=2.0, workers=2) as reward:
+            got = trl_call(reward, [t for _, t in work], problem_id=[p for p, _ in work])
+            by_row = trl_call(reward, [t for _, t in work], input_output=[ios[p] for p, _ in work])
+        assert got == by_row
+        samples: dict[str, int] = {}
+        for (pid, _), value, detail in zip(work, got, reward.last):
+            sample = samples[pid] = samples.get(pid, -1) + 1
+            theirs = plugin[(pid, sample)]
+            total = len(theirs["kinds"])
+            if shape == "fraction":
+                assert value == theirs["passed"] / total, (pid, sample)
+                assert {k: v for k, v in detail.kinds.items() if v} == {k: theirs["kinds"].count(k)
+                                                                        for k in set(theirs["kinds"])}
+            else:
+                assert value == (1.0 if theirs["verdict"] == "pass" else 0.0), (pid, sample)
+    assert {v["verdict"] for v in plugin.values()} >= {"pass", "fail"}
+
+
+def test_problem_from_row_refuses_a_row_the_plugin_would_skip() -> None:
+    with pytest.raises(DatasetError, match="row 4 .*no outputs"):
+        problem_from_row({"problem_id": 7, "question": "q", "input_output": {"inputs": ["1"], "outputs": []}}, 4)
