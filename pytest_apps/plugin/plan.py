@@ -79,7 +79,7 @@ def build_plan(
     one-line errors (DatasetError, CandidateError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
-    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
+    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
     cases_folder = folder / "cases"
 
     def write_cases(problem: Problem, cases: Cases) -> None:
