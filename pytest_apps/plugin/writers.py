@@ -15,6 +15,7 @@ from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
 from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
+from ..report.taco import NEEDS_CHECKER_REASON, annotate
 from ..report.terminal import judging_lines, summary_lines
 from .state import RunState
 
@@ -29,13 +30,21 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
                                                    other_profile(state.judging.profile),
                                                    checked=checkers.problem_ids if checkers is not None else ())
     # summarize keeps a failing candidate's program (and model text) beside its result
-    return summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
+    summary = summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
+    judging, s = state.judging, state.settings
+    return annotate(summary, plan.problems, special=judging.special,
+                    checked=judging.checkers.problem_ids if judging.checkers is not None else (),
+                    row_limits=judging.row_limits, timeout=state.limits().timeout, memory=state.limits().memory,
+                    scale=s.timeout_scale,
+                    excluded=sum(r.reason == NEEDS_CHECKER_REASON for r in plan.skipped))
 
 
 def selection_text(settings: dict[str, Any]) -> str:
     parts = []
     if settings.get("difficulty"):
         parts.append("difficulty " + ",".join(settings["difficulty"]))
+    if settings.get("tag"):
+        parts.append("tag " + ",".join(settings["tag"]))
     if settings.get("only"):
         parts.append("only " + ",".join(settings["only"]))
     if settings.get("offset"):

@@ -64,6 +64,11 @@ def interval_figures(units: Sequence[Unit], tiers: Sequence[str], ks: Sequence[i
     }
 
 
+def group_intervals(groups: dict[str, Sequence[Unit]], sampled: bool, level: float = LEVEL) -> dict[str, Any]:
+    """Strict accuracy's interval for each group of problems (a tag, a skill), by the method of the whole run."""
+    return {name: _plain(mean_interval(units, sampled, level)) for name, units in groups.items()}
+
+
 def range_text(interval: Any) -> str:
     """`29.4-55.8%` for an interval as the report holds it (a dict with low and high); "" for None."""
     return f"{100 * interval['low']:.1f}-{100 * interval['high']:.1f}%" if interval else ""
@@ -84,4 +89,4 @@ def points_text(interval: Any, level: Any = LEVEL) -> str:
     return f"{100 * float(level or LEVEL):g}% CI {points_range(interval)} points" if interval else ""
 
 
-__all__ = ["Unit", "interval_figures", "mean_interval", "range_text", "ci_text", "points_range", "points_text"]
+__all__ = ["Unit", "group_intervals", "interval_figures", "mean_interval", "range_text", "ci_text", "points_range", "points_text"]
