@@ -298,3 +298,31 @@ def test_reference_run_on_real_taco_rows_end_to_end(pytester, shared_data):
     assert problem["limits"]["mode"] == "fixed" and report["summary"]["per_tag"]["Mathematics"]["passed"] == 1
     assert list(report["summary"]["per_tier"]) == ["EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD"]
     assert "per_tag" in report["summary"]["intervals"]
+
+
+def test_per_tag_and_per_skill_figures_in_every_report():
+    from pytest_apps.core.record import CaseRecord
+    from pytest_apps.report.html import render_html
+    from pytest_apps.report.markdown import markdown_text
+    from pytest_apps.report.rollup import document
+    from pytest_apps.report.terminal import summary_lines
+
+    problems = [Problem(str(i), i, ("EASY", "HARD")[i % 2], "stdin", None, 1, 1,
+                        tags=("Sorting", "Greedy")[: 1 + i % 2], skills=("Data structures",) if i < 2 else ())
+                for i in range(4)]
+    records = [CaseRecord(str(i), 0, PASS if i != 1 else WRONG_ANSWER) for i in range(4)]
+    summary = summarize(problems, {str(i): f"{i}.py" for i in range(4)}, [], records, extra={"wall_time": 1.0,
+                                                                                           "missing_ids": []})
+    f = summary.figures
+    assert list(f["per_tier"]) == ["EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD"]
+    assert f["per_tier"]["HARD"] == {"problems": 2, "passed": 1, "strict_accuracy": 0.5}
+    assert f["per_tag"] == {"Sorting": {"problems": 4, "passed": 3, "strict_accuracy": 0.75},
+                            "Greedy": {"problems": 2, "passed": 1, "strict_accuracy": 0.5}}
+    assert f["per_skill"]["Data structures"]["passed"] == 1
+    assert f["intervals"]["per_tag"]["Greedy"]["method"] == f["intervals"]["per_tier"]["HARD"]["method"]
+    text = "\n".join(summary_lines(summary))
+    assert "per tag: Sorting 75.00% (3/4, 95% CI" in text and "per skill: Data structures 50.00% (1/2" in text
+    doc = document({}, {}, summary)
+    assert "| tag: Greedy | 2 | 1 | 50.00% |" in markdown_text(doc)
+    page = render_html(doc)
+    assert "Strict accuracy per tag" in page and 'data-tier="Greedy"' in page

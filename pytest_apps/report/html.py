@@ -53,7 +53,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
 CODE_OF = {kind: code for kind, (code, _, _) in KINDS.items()}
 OTHER_CODE = "x"  # a kind this module does not know (a newer report): drawn like a harness error
 FAILURE_KINDS = [k for k in KINDS if k not in ("pass", "not_run", "broken")]
-TIER_ORDER = ("introductory", "interview", "competition")
+TIER_ORDER = ("introductory", "interview", "competition", "EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")
 PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the JSON report has it whole)
 
 
@@ -243,8 +243,16 @@ def _duration(seconds: float) -> str:
 
 def _tiers(f: Mapping[str, Any]) -> str:
     per_tier = f.get("per_tier") or {}
-    ci = (f.get("intervals") or {}).get("per_tier") or {}
     names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
+    return "".join(_groups(f, key, title, order) for key, title, order in (
+        ("per_tier", "Strict accuracy per tier", names),
+        ("per_skill", "Strict accuracy per skill type", list(f.get("per_skill") or {})),
+        ("per_tag", "Strict accuracy per tag", list(f.get("per_tag") or {}))))
+
+
+def _groups(f: Mapping[str, Any], key: str, title: str, names: list[str]) -> str:
+    per_tier = f.get(key) or {}
+    ci = (f.get("intervals") or {}).get(key) or {}
     rows = []
     for name in names:
         t = per_tier[name] or {}
@@ -260,7 +268,7 @@ def _tiers(f: Mapping[str, Any]) -> str:
         )
     if not rows:
         return ""
-    return '<section><h2>Strict accuracy per tier</h2><div class="tiers">' + "".join(rows) + "</div></section>"
+    return f'<section><h2>{esc(title)}</h2><div class="tiers">' + "".join(rows) + "</div></section>"
 
 
 def _outcomes(counts: Counter[str]) -> str:
