@@ -154,3 +154,20 @@ def limit_text(seconds: float | None, memory: int | None) -> str:
     if memory is not None:
         parts.append(f"{memory / (1 << 20):g} MiB" if memory % (1 << 20) == 0 or memory > 1 << 20 else f"{memory} B")
     return ", ".join(parts)
+
+
+def limit_of(problem: Any, row: bool, base_timeout: float, base_memory: int, scale: float = 1.0) -> dict:
+    """Which limits a problem ran under, for the report: the mode ("row" or "fixed"), the figures, and why a row's
+    limit was not used (unreadable)."""
+    use_row = row and (problem.time_limit is not None or problem.memory_limit is not None)
+    timeout = problem.time_limit * scale if use_row and problem.time_limit is not None else base_timeout
+    memory = problem.memory_limit if use_row and problem.memory_limit is not None else None
+    out = {"mode": "row" if use_row else "fixed", "time": round(timeout, 6),
+           "text": limit_text(timeout, memory) + ("" if memory is not None else
+                                                   (f", {base_memory / (1 << 20):g} MiB address space" if base_memory
+                                                    else ""))}
+    if memory is not None:
+        out["memory_rss"] = memory
+    if problem.limit_error:
+        out["unreadable"] = problem.limit_error
+    return out

@@ -13,7 +13,6 @@ from dataclasses import replace
 
 from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
-from ..dataset.taco import limit_text
 from ..executor import Limits
 
 FIXED, ROW = "fixed", "row"
@@ -35,20 +34,3 @@ def over_row_memory(problem: Problem, outcome: Outcome | None, verdict: Verdict)
     used = outcome.peak_memory / (1 << 20)
     return Verdict(MEMORY_LIMIT, reason=f"peak resident memory {used:.1f} MiB over the row's limit "
                                         f"{limit / (1 << 20):g} MiB", details=dict(verdict.details))
-
-
-def limit_of(problem: Problem, row: bool, base_timeout: float, base_memory: int, scale: float = 1.0) -> dict:
-    """Which limits a problem ran under, for the report: the mode ("row" or "fixed"), the figures, and why a row's
-    limit was not used (unreadable)."""
-    use_row = row and (problem.time_limit is not None or problem.memory_limit is not None)
-    timeout = problem.time_limit * scale if use_row and problem.time_limit is not None else base_timeout
-    memory = problem.memory_limit if use_row and problem.memory_limit is not None else None
-    out = {"mode": ROW if use_row else FIXED, "time": round(timeout, 6),
-           "text": limit_text(timeout, memory) + ("" if memory is not None else
-                                                   (f", {base_memory / (1 << 20):g} MiB address space" if base_memory
-                                                    else ""))}
-    if memory is not None:
-        out["memory_rss"] = memory
-    if problem.limit_error:
-        out["unreadable"] = problem.limit_error
-    return out

@@ -37,7 +37,7 @@ from ..engine.failtext import write_case_files
 from ..engine.result import CaseResult
 from ..judge.checkers import Checkers
 from ..judge.special import SpecialJudges
-from ..report.taco import exclude_needing_checker
+from ..engine.special import exclude_needing_checker
 
 PLAN_FILE = "plan.json"
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
+from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
 from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
-from ..report.taco import NEEDS_CHECKER_REASON, annotate
+from ..report.taco import annotate
 from ..report.terminal import judging_lines, summary_lines
 from .state import RunState
 
@@ -31,12 +32,12 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
                                                    checked=checkers.problem_ids if checkers is not None else ())
     # summarize keeps a failing candidate's program (and model text) beside its result
     summary = summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
-    judging, s = state.judging, state.settings
-    return annotate(summary, plan.problems, special=judging.special,
-                    checked=judging.checkers.problem_ids if judging.checkers is not None else (),
-                    row_limits=judging.row_limits, timeout=state.limits().timeout, memory=state.limits().memory,
-                    scale=s.timeout_scale,
-                    excluded=sum(r.reason == NEEDS_CHECKER_REASON for r in plan.skipped))
+    judging, limits = state.judging, state.limits()
+    facts = taco_facts(plan.problems, special=judging.special,
+                       checked=judging.checkers.problem_ids if judging.checkers is not None else (),
+                       row_limits=judging.row_limits, timeout=limits.timeout, memory=limits.memory,
+                       scale=state.settings.timeout_scale, skipped=plan.skipped)
+    return annotate(summary, facts)
 
 
 def selection_text(settings: dict[str, Any]) -> str:

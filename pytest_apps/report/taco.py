@@ -1,73 +1,53 @@
 """What a TACO run adds to the summary: the limits each problem ran under (``--apps-limits``), and TACO's
 special-judge list (``--apps-special-judge``): how many selected problems it marks, by kind, and the problems that
 need a checker and had none, counted apart (their verdicts rest on comparing with one of several right outputs).
-Pure data; the front ends call :func:`annotate` on a finished summary."""
+Pure data: the front ends gather the facts (`engine.special.taco_facts`) and call :func:`annotate`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from ..dataset.problems import Problem, SkippedRow
-from ..engine.limits import limit_of
-from ..judge.special import KIND_NAMES, SpecialJudges
 from .rollup import Summary
 
-NEEDS_CHECKER_REASON = "needs a checker (several right outputs in TACO's special-judge list) and has none"
+KINDS = ("several right outputs", "case-insensitive", "floating-point")
 
 
-def needing_checker(problems: Iterable[Problem], special: SpecialJudges | None, checked: Iterable[str]) -> list[str]:
-    """Ids of the problems the list marks as having several right outputs, without a checker of their own."""
-    if special is None:
-        return []
-    have = set(checked)
-    return [p.id for p in problems if special.needs_checker(p.id) and p.id not in have]
-
-
-def exclude_needing_checker(problems: Sequence[Problem], special: SpecialJudges | None, checked: Iterable[str]
-                            ) -> tuple[list[Problem], list[SkippedRow]]:
-    """``--apps-needs-checker exclude``: the problems kept, and the ones left out as skipped rows (counted)."""
-    out = set(needing_checker(problems, special, checked))
-    kept = [p for p in problems if p.id not in out]
-    skipped = [SkippedRow(p.index, p.id, NEEDS_CHECKER_REASON) for p in problems if p.id in out]
-    return kept, skipped
-
-
-def annotate(summary: Summary, problems: Sequence[Problem], *, special: SpecialJudges | None = None,
-             checked: Iterable[str] = (), row_limits: bool = False, timeout: float = 4.0, memory: int = 0,
-             scale: float = 1.0, excluded: int = 0) -> Summary:
-    """Each result's limits and special-judge kind, and the run's ``limits`` and ``special_judge`` figures."""
-    by_id = {p.id: p for p in problems}
+def annotate(summary: Summary, facts: Mapping[str, Any]) -> Summary:
+    """Each result's ``limits`` and ``special_judge`` kind, and the run's ``limits`` and ``special_judge``
+    figures."""
+    limits = facts.get("limits") or {}
+    special = facts.get("special")
+    kinds = (special or {}).get("kinds") or {}
     unreadable = []
-    under_row = 0
     for r in summary.problems:
-        problem = by_id.get(r.id)
-        if problem is None:
-            continue
-        r.limits = limit_of(problem, row_limits, timeout, memory, scale)
-        under_row += r.limits["mode"] == "row"
-        if problem.limit_error:
-            unreadable.append({"problem": r.id, "reason": problem.limit_error})
-        if special is not None and special.kind(r.id) is not None:
-            r.special_judge = KIND_NAMES[special.kind(r.id)]
-    summary.figures["limits"] = {"mode": "row" if row_limits else "fixed", "under_row_limits": under_row,
+        r.limits = dict(limits.get(r.id) or {})
+        if "unreadable" in r.limits:
+            unreadable.append({"problem": r.id, "reason": r.limits["unreadable"]})
+        r.special_judge = kinds.get(r.id, "")
+    summary.figures["limits"] = {"mode": "row" if facts.get("row_limits") else "fixed",
+                                 "under_row_limits": sum(r.limits.get("mode") == "row" for r in summary.problems),
                                  "unreadable": unreadable}
     if special is not None:
-        needing = set(needing_checker(problems, special, checked))
+        needing = set(special.get("needing") or ())
         members = [r for r in summary.problems if r.id in needing]
-        passed = sum(r.passed for r in members)
+        marked = {kind: 0 for kind in KINDS}
+        for r in summary.problems:
+            if r.special_judge:
+                marked[r.special_judge] = marked.get(r.special_judge, 0) + 1
+        total = len(summary.problems)
         summary.figures["special_judge"] = {
-            "list": special.path,
-            "marked": special.counts(r.id for r in summary.problems),
-            "needs_checker": {"problems": len(members), "passed": passed, "ids": [r.id for r in members],
-                              "share_of_problems": round(len(members) / len(summary.problems), 6) if summary.problems
-                              else None},
-            "excluded": excluded,
+            "list": special.get("list", ""),
+            "marked": marked,
+            "needs_checker": {"problems": len(members), "passed": sum(r.passed for r in members),
+                              "ids": [r.id for r in members],
+                              "share_of_problems": round(len(members) / total, 6) if total else None},
+            "excluded": int(special.get("excluded") or 0),
         }
     return summary
 
 
-def lines(figures: dict[str, Any]) -> list[str]:
+def lines(figures: Mapping[str, Any]) -> list[str]:
     """The terminal's lines for the limits and the special-judge list."""
     out = []
     limits = figures.get("limits") or {}
