@@ -1,10 +1,10 @@
 """The reference audit of a TACO problem: how many of its own solutions pass under each judge.
 
-Runs ``--apps-candidates reference`` on TACO's test[0] (the shared row, 137 solutions, 209 tests) with every test
-(``--apps-max-tests 0``) under the seed, apps and taco judges, each with and without TACO's special-judge list, and
-prints the solutions passing. By hand (it takes minutes)::
+Runs ``--apps-candidates reference`` on TACO's test[0] (the shared row, 137 solutions, 209 tests) under the seed,
+apps and taco judges (``--spj``: each also with TACO's special-judge list), and prints the solutions passing. By
+hand (minutes; every test with ``--max-tests 0``)::
 
-    APPS_SHARED_DATA=/path/to/apps-data python benchmarks/bench_taco_audit.py [-n 2] [--max-tests N]
+    APPS_SHARED_DATA=/path/to/apps-data python benchmarks/bench_taco_audit.py [-n 2] [--max-tests N] [--spj]
 """
 
 from __future__ import annotations
@@ -46,13 +46,14 @@ def run(rows: Path, judge: str, spj: Path | None, workers: str, max_tests: int, 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", default="2")
-    parser.add_argument("--max-tests", type=int, default=0)
+    parser.add_argument("--max-tests", type=int, default=20)
+    parser.add_argument("--spj", action="store_true", help="also run each judge with the special-judge list")
     args = parser.parse_args()
     shared = Path(os.environ.get("APPS_SHARED_DATA", "")) / "taco"
     rows, spj = shared / "taco_test_rows.jsonl", shared / "output_spj.jsonl"
     with tempfile.TemporaryDirectory(prefix="taco-audit-") as tmp:
         for judge in ("seed", "apps", "taco"):
-            for with_spj in (None, spj):
+            for with_spj in ((None, spj) if args.spj else (None,)):
                 print(json.dumps(run(rows, judge, with_spj, args.n, args.max_tests, Path(tmp))), flush=True)
 
 

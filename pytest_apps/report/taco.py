@@ -28,6 +28,7 @@ def annotate(summary: Summary, facts: Mapping[str, Any]) -> Summary:
     summary.figures["limits"] = {"mode": "row" if facts.get("row_limits") else "fixed",
                                  "under_row_limits": sum(r.limits.get("mode") == "row" for r in summary.problems),
                                  "unreadable": unreadable}
+    summary.figures["special_judge"] = None  # no --apps-special-judge list
     if special is not None:
         needing = set(special.get("needing") or ())
         members = [r for r in summary.problems if r.id in needing]
