@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
         if not settings.agent:
             raise OptionError("generate: give --apps-agent=module:callable")
-        selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
+        selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
         _, rows = open_rows(settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint())
         parsed = select(rows, selection, settings.max_tests)
         folder = settings.candidates_path

@@ -127,6 +127,7 @@ def load_problems(
     only: Iterable[str | int] | str | int = (),
     difficulty: Iterable[str] | str = (),
     max_tests: int = 20,
+    tag: Iterable[str] | str = (),
 ) -> ProblemList:
     """Load and select APPS problems exactly as the plugin's `--apps-*` options of the same names do.
 
@@ -134,7 +135,7 @@ def load_problems(
     .jsonl/.json/.parquet file or a folder, or a `datasets` object in APPS format: a ``Dataset``, an
     ``IterableDataset`` (read lazily: `limit` reads only the rows it needs), or a ``DatasetDict`` /
     ``IterableDatasetDict`` (its `split` is used). Selection order: tier filter (`difficulty`), `only` ids,
-    `offset`, `limit`. `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
+    `offset`, `limit`; `tag` keeps TACO problems with one of these tags or skill types. `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
     `Problem` objects (the plugin's type) whose test data stays available to `Evaluator`. Raises
     `DatasetError` (one line) for data that cannot be read and `ValueError` for a bad option (including a
     `dataset` of another type).
@@ -146,7 +147,8 @@ def load_problems(
     only_ids = tuple(str(x) for x in ((only,) if isinstance(only, (str, int)) else only))
     tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
-    selection = Selection(tiers, only_ids, offset, limit)
+    tags = tuple((tag,) if isinstance(tag, str) else tag)
+    selection = Selection(tiers, only_ids, offset, limit, tags)
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
     parsed = loaded.parsed
     for problem in parsed.problems:
@@ -167,6 +169,7 @@ def load_problems(
             "offset": offset,
             "only": list(only_ids),
             "difficulty": list(tiers),
+            "tag": list(tags),
             "max_tests": max_tests,
         },
     )

@@ -239,7 +239,7 @@ def test_load_problems_is_the_plugins_selection(sample: ProblemList) -> None:
     assert [p.n_cases for p in load_problems(dataset="sample", max_tests=2)] == [2] * 6
     assert [p.id for p in load_problems(dataset="sample", offset=4)] == ["900005", "900006"]
     with pytest.raises(ValueError):
-        load_problems(dataset="sample", difficulty="hard")
+        load_problems(dataset="sample", difficulty="expert")
     with pytest.raises(ValueError):
         load_problems(dataset="sample", limit=-1)
 

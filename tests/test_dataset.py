@@ -115,8 +115,8 @@ def test_difficulty_is_case_insensitive_and_repeatable():
 
 
 def test_unknown_difficulty_is_an_error():
-    with pytest.raises(ValueError, match="unknown tier 'hard'"):
-        select(rows_of(3), Selection(difficulties=["hard"]), 20)
+    with pytest.raises(ValueError, match="unknown tier 'expert'"):
+        select(rows_of(3), Selection(difficulties=["expert"]), 20)
 
 
 def test_only_reports_ids_not_found():

@@ -187,7 +187,7 @@ def test_missing_dataset_file_is_one_clear_line(sample_project: pytest.Pytester)
     "args, needle",
     [
         (("--apps-limit", "x"), "--apps-limit"),
-        (("--apps-difficulty", "hard"), "unknown tier 'hard'"),
+        (("--apps-difficulty", "expert"), "unknown tier 'expert'"),
         (("--apps-timeout", "0"), "--apps-timeout"),
         (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
         (("--apps-work-stealing", "yes"), "--apps-work-stealing: unknown mode 'yes'; use on or off"),

@@ -15,6 +15,9 @@ DEFAULT_REPORT = "reports/apps-report.json"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
 STEALING_MODES = ("on", "off")  # --apps-work-stealing (see plugin/scheduling.py)
 TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
+TACO_TIERS = ("EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")  # TACO's tiers (dataset/taco.py), in its order
+LIMIT_MODES = ("fixed", "row")  # --apps-limits
+NEEDS_CHECKER_MODES = ("score", "exclude")  # --apps-needs-checker
 
 
 class OptionError(Exception):
@@ -52,8 +55,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("offset", "Skip the first K problems (after filters).", kind="int", default=0, metavar="K"),
     Option("only", "Only these problem ids (repeatable, or comma-separated).", kind="list", default=(),
            metavar="ID", commas=True),
-    Option("difficulty", "Only this tier: introductory, interview or competition (repeatable).",
-           kind="list", default=(), metavar="TIER"),
+    Option("difficulty", "Only this tier: introductory, interview or competition (APPS); EASY, MEDIUM, "
+           "MEDIUM_HARD, HARD or VERY_HARD (TACO) (repeatable).", kind="list", default=(), metavar="TIER"),
+    Option("tag", "Only problems with this tag or skill type (TACO's tags / skill_types, any case; repeatable, or "
+           "comma-separated).", kind="list", default=(), metavar="NAME", commas=True),
     Option("max-tests", "Keep the first N tests of each problem (default 20; 0 or less keeps all).",
            kind="int", default=20, metavar="N"),
     Option("candidates", "Where the programs come from: a folder (<id>.py, <id>.md/.txt model text, "
@@ -87,6 +92,18 @@ OPTIONS: tuple[Option, ...] = (
            metavar="F", selects=False),
     Option("memory", "Address-space limit per test in bytes (default $APPS_CALL_BASED_MEMORY_BYTES, "
            "else 4 GiB; 0 for none).", kind="int", metavar="BYTES", selects=False),
+    Option("limits", "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
+           "numbers are); row: a problem whose row gives a time_limit / memory_limit (TACO) runs under its own "
+           "(the time scaled by --apps-timeout-scale; memory as peak resident size), the others under the fixed "
+           "ones.", default="fixed", metavar="fixed|row", selects=False),
+    Option("special-judge", "TACO's list of problems that need a special judge (output_spj.jsonl of "
+           "FlagOpen/TACO, keyed by test-split index): case-insensitive and floating-point problems are decided "
+           "by built-in checkers, problems with several right outputs are reported as needing a checker.",
+           metavar="PATH", selects=False),
+    Option("needs-checker", "Problems the --apps-special-judge list marks as having several right outputs and "
+           "that have no --apps-checkers checker: 'score' runs and scores them, counted apart in the summary "
+           "(default); 'exclude' leaves them out of the score (reported as skipped rows).", default="score",
+           metavar="score|exclude", selects=False),
     Option("cpu-pinning", "auto: when there are at least as many xdist workers as CPUs, keep each "
            "worker's executor (the candidates included) on a CPU of its own, which saves the CPU time the "
            "scheduler leaves idle between processes; off: never (default auto).", default="auto",
@@ -122,12 +139,13 @@ OPTIONS: tuple[Option, ...] = (
            default=DEFAULT_REPORT, metavar="PATH", selects=False),
     Option("judge", "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
            "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-           "tables.", default="seed", metavar="seed|apps", selects=False),
+           "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).", default="seed",
+           metavar="seed|apps|taco", selects=False),
     Option("checkers", "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
            "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
            "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False),
 )
-JUDGES = ("seed", "apps")  # --apps-judge (see judge/profiles.py)
+JUDGES = ("seed", "apps", "taco")  # --apps-judge (see judge/profiles.py)
 
 
 @dataclass(frozen=True)
@@ -139,6 +157,7 @@ class Settings:
     offset: int = 0
     only: tuple[str, ...] = ()
     difficulty: tuple[str, ...] = ()
+    tag: tuple[str, ...] = ()
     max_tests: int = 20
     candidates: str = "solutions"
     select: str = "all"
@@ -155,6 +174,9 @@ class Settings:
     timeout: float = 4.0
     timeout_scale: float = 1.0
     memory: int | None = None
+    limits: str = "fixed"
+    special_judge: str | None = None
+    needs_checker: str = "score"
     cpu_pinning: str = "auto"
     work_stealing: str = "on"
     fail_fast: bool = False
@@ -214,7 +236,7 @@ class Settings:
         value = self.dataset
         local = self.path(value)
         if value != "sample" and (
-            value.startswith((".", "/", "~")) or value.endswith((".jsonl", ".json", ".parquet"))
+            value.startswith((".", "/", "~")) or value.endswith((".jsonl", ".json", ".parquet", ".arrow"))
             or local.exists()
         ):
             return str(local)
@@ -319,8 +341,16 @@ def _check(s: Settings) -> None:
     if s.fail_on_regression and not s.baseline:
         raise OptionError("--apps-fail-on-regression: give --apps-baseline=PATH, the JSON report to compare with")
     for tier in s.difficulty:
-        if tier.strip().lower() not in TIERS:
-            raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)}")
+        if tier.strip().lower() not in TIERS and tier.strip().upper() not in TACO_TIERS:
+            raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)} (APPS) or "
+                              f"{', '.join(TACO_TIERS)} (TACO)")
+    if s.limits not in LIMIT_MODES:
+        raise OptionError(f"--apps-limits: unknown mode {s.limits!r}; use {' or '.join(LIMIT_MODES)}")
+    if s.needs_checker not in NEEDS_CHECKER_MODES:
+        raise OptionError(f"--apps-needs-checker: unknown mode {s.needs_checker!r}; use score or exclude")
+    if s.special_judge and not s.path(s.special_judge).is_file():
+        raise OptionError(f"--apps-special-judge: {s.path(s.special_judge)} is not a file; give TACO's "
+                          "output_spj.jsonl (from github.com/FlagOpen/TACO)")
     if s.judge not in JUDGES:
         raise OptionError(f"--apps-judge: unknown judge {s.judge!r}; use {' or '.join(JUDGES)}")
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
@@ -339,7 +369,8 @@ def parse_only(values: Iterable[str]) -> list[str]:
 
 # What decides how a single case runs; a rerun command repeats these (the node id does the selecting).
 RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "select", "generations",
-                 "timeout", "timeout-scale", "memory", "judge", "checkers")
+                 "timeout", "timeout-scale", "memory", "limits", "judge", "checkers", "special-judge",
+                 "needs-checker")
 
 
 def rerun_args(settings: Settings) -> list[str]:

@@ -10,7 +10,10 @@ file locks, offline mode and ``HfFileSystem``.
   between online and the cache (none when the revision is a commit whose file is cached); without the file
   cached and with a ``stop``, only the head of the file is streamed.
 * Otherwise the repository's file list at the resolved commit is matched against the layouts
-  :func:`rows.find_split_files` understands: ``data/<split>-*.parquet`` (``push_to_hub``, Parquet copies such
+  :func:`rows.find_split_files` understands: ``<split>/data-*.arrow`` (the folders ``datasets.save_to_disk``
+  writes; ``BAAI/TACO``'s main revision holds ``train/`` and ``test/`` so, read by its loading script ``TACO.py``,
+  beside an older Parquet conversion in ``ALL/``; these Arrow files are downloaded whole, being in the IPC stream
+  format that has no footer to seek by), ``data/<split>-*.parquet`` (``push_to_hub``, Parquet copies such
   as ``metr-evals/apps``), the Parquet conversion's ``<config>/<split>/*.parquet`` with config ``default`` or
   ``all``, never ``all/`` together with the tier folders (each row would be read twice: what
   ``datasets.load_dataset("codeparrot/apps", revision="refs/convert/parquet")`` does), or the one config the
@@ -335,7 +338,7 @@ def _choose(listed: list[str], spec: str, split: str, where: str) -> tuple[str, 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for n in listed:
-            if n.startswith(prefix) and n.endswith((".jsonl", ".parquet", ".json")):
+            if n.startswith(prefix) and n.endswith((".jsonl", ".parquet", ".json", ".arrow")):
                 (root / n).parent.mkdir(parents=True, exist_ok=True)
                 (root / n).touch()
         try:

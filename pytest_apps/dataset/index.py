@@ -54,7 +54,7 @@ from .problems import (
 )
 from .rows import Source
 
-FORMAT = 1
+FORMAT = 2  # 2: problems carry TACO tags, skills and row limits
 INDEX_FILE = "index.json"
 CACHED, BUILT, NONE = "cached", "built", "none"
 _LEFTOVER_AGE_S = 6 * 3600  # a temporary folder this old is a crashed build's: swept by the next build

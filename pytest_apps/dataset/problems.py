@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.settings import TIERS, parse_only
+from . import taco
 
 STDIN = "stdin"
 CALL = "call"
@@ -34,16 +35,28 @@ class Problem:
     starter_code: str = ""
     broken: str = ""  # non-empty: the problem scores 0 with this reason and runs nothing
     input_sizes: tuple[int, ...] = ()  # length of each kept test's input, for cheap-first ordering
+    # TACO rows (`taco.py`): tags and skill types, and the row's own limits (None: the row has none; limit_error:
+    # the row's limit text could not be read, so the fixed limits apply)
+    tags: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    time_limit: float | None = None
+    memory_limit: int | None = None
+    limit_error: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         # not dataclasses.asdict: its deep copies cost half a second over the full split's plan
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["input_sizes"] = list(self.input_sizes)
+        for name in _TUPLES:
+            data[name] = list(data[name])
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Problem:
-        return cls(**{**data, "input_sizes": tuple(data.get("input_sizes", ()))})
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: (tuple(v) if k in _TUPLES else v) for k, v in data.items() if k in known})
+
+
+_TUPLES = ("input_sizes", "tags", "skills")
 
 
 @dataclass(frozen=True)
@@ -71,16 +84,18 @@ class Cases:
 
 @dataclass
 class Selection:
-    """What the user asked for, in the order it is applied: tier filter, only, offset, limit."""
+    """What the user asked for, in the order it is applied: tier filter, only, offset, limit. ``tags`` keeps
+    the problems with one of these tags or skill types (TACO's ``tags`` / ``skill_types``, any case)."""
 
     difficulties: Sequence[str] = ()
     only: Sequence[str] = ()
     offset: int = 0
     limit: int | None = None
+    tags: Sequence[str] = ()
 
     def stop_hint(self) -> int | None:
         """How many rows from the start are enough, when that is knowable before reading."""
-        if self.difficulties or self.only or self.limit is None:
+        if self.difficulties or self.only or self.tags or self.limit is None:
             return None
         return self.offset + self.limit
 
@@ -95,10 +110,20 @@ class ParsedRows:
 
 
 def normalise_tier(value: str) -> str:
+    """An APPS tier (lower case) or a TACO tier (upper case, as TACO writes them), from any case."""
     tier = value.strip().lower()
-    if tier not in TIERS:
-        raise ValueError(f"--apps-difficulty: unknown tier {value!r}; use one of {', '.join(TIERS)}")
-    return tier
+    if tier in TIERS:
+        return tier
+    named = taco.tier_of(value)
+    if named is None:
+        raise ValueError(f"--apps-difficulty: unknown tier {value!r}; use one of {', '.join(TIERS)} (APPS) or "
+                         f"{', '.join(taco.TIERS)} (TACO)")
+    return named
+
+
+def problem_labels(problem: Problem) -> set[str]:
+    """A problem's tags and skill types, case-folded, as ``--apps-tag`` matches them."""
+    return {name.casefold() for name in (*problem.tags, *problem.skills)}
 
 
 def problem_id_of(row: dict[str, Any], index: int) -> str:
@@ -107,7 +132,9 @@ def problem_id_of(row: dict[str, Any], index: int) -> str:
 
 
 def row_difficulty(row: dict[str, Any]) -> str:
-    return str(row.get("difficulty") or "").strip().lower()
+    """APPS tiers in lower case (as codeparrot writes them), TACO's in upper case (as TACO does)."""
+    value = row.get("difficulty")
+    return taco.tier_of(value) or str(value or "").strip().lower()
 
 
 def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
@@ -160,6 +187,11 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
     if not isinstance(outputs, list) or not outputs:
         return SkippedRow(index, pid, "input_output has no outputs")
     fn_name = io.get("fn_name") or None
+    extra: dict[str, Any] = {}
+    if taco.is_taco_row(row):
+        limits = taco.parse_limits(row)
+        extra = {"tags": taco.labels(row.get("tags")), "skills": taco.labels(row.get("skill_types")),
+                 "time_limit": limits.time, "memory_limit": limits.memory, "limit_error": limits.error}
     broken = ""
     if len(inputs) != len(outputs):
         broken = f"inputs ({len(inputs)}) and outputs ({len(outputs)}) differ in length"
@@ -177,6 +209,7 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
         starter_code=str(row.get("starter_code") or ""),
         broken=broken,
         input_sizes=() if broken else tuple(_size(x) for x in inputs),
+        **extra,
     )
     return problem, Cases(inputs, outputs)
 
@@ -236,6 +269,7 @@ def select_entries(
     """
     tiers = {normalise_tier(t) for t in selection.difficulties}
     only = set(parse_only(selection.only))
+    wanted_tags = {t.strip().casefold() for t in selection.tags if t.strip()}
     out = ParsedRows()
     seen: set[str] = set()
     kept = 0
@@ -248,10 +282,16 @@ def select_entries(
             continue
         if only and entry.problem_id not in only:
             continue
+        parsed = None
+        if wanted_tags:  # tags are known once the row is parsed: a row without a wanted one is not counted
+            parsed = entry.parse(max_tests)
+            if isinstance(parsed, SkippedRow) or not problem_labels(parsed[0]) & wanted_tags:
+                continue
         kept += 1
         if kept <= selection.offset:
             continue
-        parsed = entry.parse(max_tests)
+        if parsed is None:
+            parsed = entry.parse(max_tests)
         if isinstance(parsed, SkippedRow):
             out.skipped.append(parsed)
             continue

@@ -22,11 +22,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from . import taco
+
 DEFAULT_DATASET = "codeparrot/apps"
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 _TEXT_FIELDS = ROW_FIELDS[1:]
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
-SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet")  # what a local dataset file may be
+SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet", ".arrow")  # what a local dataset file may be
 _PARQUET_BATCH_ROWS = 16  # APPS rows can be megabytes each: keep record batches small.
 _PREFERRED_CONFIGS = ("default", "all")
 
@@ -67,9 +69,11 @@ def classify_file(path: Path) -> tuple[str, list[Path]]:
         return "json", [path]
     if name.endswith(".parquet"):
         return "parquet", [path]
+    if name.endswith(".arrow"):
+        return "arrow", [path]
     raise DatasetError(
         f"{path}: unknown dataset format {path.suffix or '(no extension)'!r}; "
-        "use a .jsonl (one JSON row per line), .json (a list of rows) or .parquet file"
+        "use a .jsonl (one JSON row per line), .json (a list of rows), .parquet or .arrow file"
     )
 
 
@@ -78,7 +82,10 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
 
     Layouts, first match wins: ``<split>.jsonl`` / ``.parquet`` / ``.json`` (the hub repo root, a snapshot);
     shards ``<split>-00000-of-00002.parquet`` (``push_to_hub``), also under ``data/``; ``<split>/*.parquet``;
-    and the Parquet conversion ``<config>/<split>/*.parquet`` or ``<config>/<split>-*.parquet``, taking
+    the folder ``datasets.save_to_disk`` writes, ``<split>/data-00000-of-00001.arrow`` (with ``state.json``
+    naming the files in order; ``BAAI/TACO``'s main revision holds its splits so, beside a loading script);
+    ``state.json`` + ``data-*.arrow`` in the folder itself (a saved ``Dataset``); and the Parquet conversion
+    ``<config>/<split>/*.parquet`` or ``<config>/<split>-*.parquet``, taking
     config ``default`` or ``all`` when several exist.
     """
     folder = Path(folder)
@@ -95,8 +102,14 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
             shards = sorted(p for p in (base / split).glob("*.parquet") if p.is_file())
             if shards:
                 return "parquet", shards
+            arrow = saved_arrow_files(base / split)
+            if arrow:
+                return "arrow", arrow
         return None
 
+    own = saved_arrow_files(folder)
+    if own:
+        return "arrow", own
     found = direct(folder) or ((folder / "data").is_dir() and direct(folder / "data")) or None
     if found:
         return found
@@ -120,6 +133,20 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
         f"{folder}: no {split}.jsonl or {split}.parquet here (nor data/{split}-*.parquet or "
         f"<config>/{split}/*.parquet); pass the file itself or choose another --apps-split"
     )
+
+
+def saved_arrow_files(folder: Path) -> list[Path]:
+    """The Arrow files of a folder ``datasets.save_to_disk`` wrote for one split, in order: as its ``state.json``
+    lists them (``_data_files``), else ``data-*.arrow`` sorted; [] when there are none."""
+    state = folder / "state.json"
+    if state.is_file():
+        try:
+            listed = [folder / str(f["filename"]) for f in json.loads(state.read_text())["_data_files"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            listed = []
+        if listed and all(p.is_file() for p in listed):
+            return listed
+    return sorted(p for p in folder.glob("data-*.arrow") if p.is_file())
 
 
 def fingerprint(files: list[Path]) -> str:
@@ -161,6 +188,9 @@ def read_rows(kind: str, files: list[Path], stop: int | None) -> Iterator[dict]:
     if kind == "parquet":
         opened = [(str(f), open_parquet(f, str(f))) for f in files]
         return limit_rows((row for name, pf in opened for row in parquet_file_rows(pf, name)), stop)
+    if kind == "arrow":
+        readers = [(str(f), open_arrow(f)) for f in files]
+        return limit_rows((row for name, reader in readers for row in arrow_file_rows(reader, name)), stop)
     raise AssertionError(kind)
 
 
@@ -181,10 +211,12 @@ def limit_rows(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
 def normalize(obj: Any, where: str, line: int | None = None) -> dict:
     """A row object -> plain dict in the codeparrot schema, or a marker row saying why it is unusable.
 
-    Every reader ends here (JSON Lines, JSON, Parquet, `datasets` objects), so a row means the same whatever it
-    came from: ``input_output``/``solutions`` already decoded (dicts, lists) are encoded back to JSON text as
+    Every reader ends here (JSON Lines, JSON, Parquet, Arrow, `datasets` objects), so a row means the same whatever
+    it came from: ``input_output``/``solutions`` already decoded (dicts, lists) are encoded back to JSON text as
     codeparrot stores them, ``id`` stands in for ``problem_id``, and an id given as text or float is an int.
     ``where`` names the row in a marker's message.
+    A TACO row (`taco.py`) has no id column: its ``problem_id`` stays None (the id is then the row's index in its
+    split) and its own columns (tags, skill types, source, limits) are kept beside the APPS ones.
     """
     if not isinstance(obj, dict):
         return _marker(f"{where}: not a JSON object but {type(obj).__name__}", line)
@@ -193,9 +225,14 @@ def normalize(obj: Any, where: str, line: int | None = None) -> dict:
         pid = int(pid)
     elif isinstance(pid, float) and pid.is_integer():
         pid = int(pid)
-    if not isinstance(pid, int) or isinstance(pid, bool):
+    is_taco = taco.is_taco_row(obj)
+    if not (pid is None and is_taco) and (not isinstance(pid, int) or isinstance(pid, bool)):
         return _marker(f"{where}: problem_id is {pid!r}, not an integer", line)
     row: dict[str, Any] = {"problem_id": pid}
+    if is_taco:
+        for key in taco.EXTRA_COLUMNS:
+            value = obj.get(key)
+            row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value
     for key in _TEXT_FIELDS:
         value = obj.get(key)
         if value is None:
@@ -318,7 +355,7 @@ def open_parquet(source: Any, name: str) -> Any:
     except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException, a connection error
         raise DatasetError(f"{name} is not a readable Parquet file ({short_error(exc)}); download it again") from None
     names = set(pf.schema_arrow.names)
-    if "problem_id" not in names and "id" not in names:
+    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
         raise DatasetError(
             f"{name} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
             "it does not look like APPS rows"
@@ -335,7 +372,8 @@ def parquet_file_rows(pf: Any, name: str, before_group: Callable[[int, list[str]
     ``before_group(group, columns)`` runs before each row group is read (a streamed file fetches it there).
     """
     names = pf.schema_arrow.names
-    columns = [c for c in (*ROW_FIELDS, "id") if c in names]
+    columns = [c for c in (*ROW_FIELDS, "id", *taco.MARKER_COLUMNS, *taco.EXTRA_COLUMNS) if c in names]
+    columns = list(dict.fromkeys(columns))
     index = 0
     try:
         for group in range(pf.num_row_groups):
@@ -359,6 +397,62 @@ def parquet_file_rows(pf: Any, name: str, before_group: Callable[[int, list[str]
             pf.close()
         except Exception:
             pass
+
+
+# Arrow (the files ``datasets.save_to_disk`` writes) ------------------------------------------------------------
+
+
+def open_arrow(path: Path) -> Any:
+    """A record batch reader over an Arrow IPC file ``datasets`` wrote (the stream format; the file format is read
+    too), memory-mapped: a batch costs only what is read of it. Its schema is checked like a Parquet file's."""
+    import pyarrow as pa
+
+    try:
+        source = pa.memory_map(str(path), "r")
+    except (OSError, pa.ArrowException) as exc:
+        raise DatasetError(f"{path}: cannot read ({short_error(exc)}); check the path and permissions") from None
+    try:
+        try:
+            reader = pa.ipc.open_stream(source)
+        except pa.ArrowInvalid:
+            source.seek(0)
+            reader = pa.ipc.open_file(source)
+    except Exception as exc:  # noqa: BLE001 - any pyarrow failure is a file we cannot read
+        raise DatasetError(f"{path} is not a readable Arrow file ({short_error(exc)}); download it again") from None
+    names = set(reader.schema.names)
+    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
+        raise DatasetError(
+            f"{path} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
+            "it does not look like APPS or TACO rows"
+        )
+    return reader
+
+
+def arrow_file_rows(reader: Any, name: str) -> Iterator[dict]:
+    """The rows of an opened Arrow file, a few at a time (``datasets`` writes batches of a thousand rows, and TACO
+    rows can be megabytes), reading only the columns rows use."""
+    import pyarrow as pa
+
+    names = reader.schema.names
+    columns = list(dict.fromkeys(c for c in (*ROW_FIELDS, "id", *taco.MARKER_COLUMNS, *taco.EXTRA_COLUMNS)
+                                 if c in names))
+    index = 0
+    try:
+        if isinstance(reader, pa.ipc.RecordBatchFileReader):
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        else:
+            batches = iter(reader)
+        for batch in batches:
+            batch = batch.select(columns)
+            for start in range(0, batch.num_rows, _PARQUET_BATCH_ROWS):
+                for obj in batch.slice(start, _PARQUET_BATCH_ROWS).to_pylist():
+                    yield normalize(obj, f"{name} row {index}", None)
+                    index += 1
+    except DatasetError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise DatasetError(f"{name}: cannot read past row {index} ({short_error(exc)}); the file is corrupt or "
+                           "truncated: download it again") from None
 
 
 def short_error(exc: BaseException, limit: int = 160) -> str:

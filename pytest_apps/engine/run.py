@@ -12,10 +12,12 @@ from ..core.outcome import NO_CODE, PASS, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, call_args, stdin_text
 from ..executor import Executor, Program
-from ..judge import apps
+from ..judge import apps, taco
 from ..judge.cascade import HarnessError
 from ..judge.checkers import Checkers
-from ..judge.profiles import APPS, SEED, Judging, decide, other_profile, output_digest
+from ..judge.profiles import APPS, SEED, TACO, Judging, decide, other_profile, output_digest
+from ..judge.special import SpecialJudges
+from .limits import over_row_memory, problem_limits
 from .failtext import failure_detail
 from .result import CaseResult
 
@@ -38,39 +40,71 @@ def run_case(
         verdict = Verdict(NO_CODE, reason="no program for this problem")
         return CaseResult(verdict, None, raw_input, expected)
     program = Program(candidate.code, candidate.file)
-    outcome, verdict = run_judged(executor, judging.profile, problem, program, raw_input, expected,
-                                  judging.checkers)
-    audit: dict[str, str] = {}
-    if judging.audit:
-        audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
-    limits = executor.limits
+    limits = problem_limits(executor.limits, problem, judging.row_limits, judging.time_scale)
+    with executor.limited(limits):
+        outcome, verdict = run_judged(executor, judging.profile, problem, program, raw_input, expected,
+                                      judging.checkers, judging.special)
+        if judging.row_limits:
+            verdict = over_row_memory(problem, outcome, verdict)
+        audit: dict[str, str] = {}
+        if judging.audit:
+            audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
     near = (outcome is not None and outcome.own_time > 0
             and abs(outcome.own_time - limits.timeout) < limits.band * limits.timeout)
     return CaseResult(verdict, outcome, raw_input, expected, borderline=near, audit=audit)
 
 
+def _bind(checkers: Checkers | None, special: SpecialJudges | None, problem: Problem, given: Any,
+          expected: Any) -> Any:
+    """The checker deciding one test: the problem's own (``--apps-checkers``), else a built-in special judge of
+    TACO's list (case-insensitive, floating-point), else None."""
+    checker = checkers.bind(problem.id, given, expected) if checkers is not None else None
+    if checker is None and special is not None:
+        checker = special.bind(problem.id, problem.question, problem.fmt, expected)
+    return checker
+
+
 def run_judged(
     executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None = None,
+    checkers: Checkers | None = None, special: SpecialJudges | None = None,
 ) -> tuple[Outcome | None, Verdict]:
     """Run `program` on one test in `profile`'s style and judge it there: (what ran, or None, and the verdict)."""
-    if profile == APPS:
-        return _run_apps(executor, problem, program, raw_input, expected, checkers)
+    if profile == APPS or (profile == TACO and problem.fmt == CALL):
+        if profile == TACO:
+            program = Program(taco.call_program(program.source), program.filename)
+        return _run_apps(executor, problem, program, raw_input, expected, checkers, special)
+    if profile == TACO:
+        return _run_taco(executor, problem, program, raw_input, expected, checkers, special)
     if problem.fmt == CALL:
         assert problem.fn_name is not None
         args = call_args(raw_input)
         outcome = executor.run_call(program, problem.fn_name, args)
-        checker = checkers.bind(problem.id, args, expected) if checkers is not None else None
+        checker = _bind(checkers, special, problem, args, expected)
     else:
         text = stdin_text(raw_input)
         outcome = executor.run_stdin(program, text)
-        checker = checkers.bind(problem.id, text, _text_or_value(expected)) if checkers is not None else None
+        checker = _bind(checkers, special, problem, text, _text_or_value(expected))
     return outcome, decide(SEED, problem.fmt, expected, outcome, checker)
+
+
+def _run_taco(
+    executor: Executor, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    checkers: Checkers | None, special: SpecialJudges | None,
+) -> tuple[Outcome | None, Verdict]:
+    """A standard-input test as TACO runs it: the program with TACO's prelude as a real program; a run that exits
+    with status 1 (or does not compile) again wrapped in ``code()`` (TACO's fallback, see judge/taco.py)."""
+    text = taco.input_text(raw_input)
+    checker = _bind(checkers, special, problem, text, taco.expected_text(expected))
+    outcome = executor.run_stdin(Program(taco.std_program(program.source), program.filename), text)
+    if taco.needs_wrapping(outcome):
+        wrapped = executor.run_stdin(Program(taco.wrapped_program(program.source), program.filename), text)
+        return wrapped, decide(TACO, problem.fmt, expected, wrapped, checker, step_prefix=taco.WRAPPED)
+    return outcome, decide(TACO, problem.fmt, expected, outcome, checker)
 
 
 def _run_apps(
     executor: Executor, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None,
+    checkers: Checkers | None, special: SpecialJudges | None = None,
 ) -> tuple[Outcome | None, Verdict]:
     if problem.fmt == CALL:
         assert problem.fn_name is not None
@@ -79,14 +113,14 @@ def _run_apps(
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
                                                        "unpacked into arguments (the original's -1)")
         outcome = executor.run_call(program, problem.fn_name, args, style=APPS)
-        checker = checkers.bind(problem.id, args, expected) if checkers is not None else None
+        checker = _bind(checkers, special, problem, args, expected)
     else:
         text = apps.input_text(raw_input)
         if text is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input is not text ({type(raw_input).__name__});"
                                                        " the original harness fails every program here")
         outcome = executor.run_stdin(program, text, style=APPS)
-        checker = checkers.bind(problem.id, text, _text_or_value(expected)) if checkers is not None else None
+        checker = _bind(checkers, special, problem, text, _text_or_value(expected))
     return outcome, decide(APPS, problem.fmt, expected, outcome, checker)
 
 
@@ -109,7 +143,7 @@ def reference_audit(
     if verdict.kind != PASS:
         try:
             _, other = run_judged(executor, other_profile(judging.profile), problem, program, raw_input, expected,
-                                  judging.checkers)
+                                  judging.checkers, judging.special)
             audit["other"] = other.kind
         except HarnessError:
             audit["other"] = "harness_error"

@@ -16,6 +16,7 @@ standard library and each other: `serve.py` loads them as a private package, so 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import os
 import pickle
@@ -25,6 +26,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
@@ -120,6 +122,16 @@ class Executor:
         _live.add(self)
 
     # -- public -----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def limited(self, limits: Limits) -> Iterator[Executor]:
+        """Runs made inside use `limits` (a problem's own limits), then the executor's again."""
+        previous = self.limits
+        self.limits = limits
+        try:
+            yield self
+        finally:
+            self.limits = previous
+
     def run_stdin(self, program: Program, stdin: str | bytes, style: str = "seed") -> Outcome:
         """Run `program` as `python prog.py < stdin`; with `style` "apps", the original APPS harness's way
         (`appsstyle.py`: the program wrapped in a function, the input fed through mocks, `sys.stdout`

@@ -4,6 +4,8 @@
           that does not compile is a compile error, and the strict cascades of `cascade.py` compare.
   "apps"  the original APPS harness's verdicts (hendrycks/apps b45c0ed), reproduced inside our isolation: the
           program runs its way (`executor/appsstyle.py`) and `apps.py` compares its way.
+  "taco"  TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235): standard-input programs run as real
+          programs after TACO's prelude and compare as `taco.py` does; call-based ones as "apps" does.
 
 The two are never mixed: a run has one profile, named in every report. A reference run (`audit`) also records,
 per test, a digest of each reference's output (to find problems whose references disagree) and, for a test that
@@ -21,28 +23,37 @@ from typing import Any
 from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
 from ..core.settings import JUDGES
-from . import apps, cascade
+from . import apps, cascade, taco
 from .cascade import Checker
 from .checkers import Checkers
+from .special import SpecialJudges
 
-__all__ = ["APPS", "PROFILES", "SEED", "Judging", "decide", "other_profile", "output_digest"]
+__all__ = ["APPS", "PROFILES", "SEED", "TACO", "Judging", "decide", "other_profile", "output_digest"]
 
 SEED = "seed"
 APPS = "apps"
-PROFILES = JUDGES  # (SEED, APPS), as --apps-judge accepts them
+TACO = "taco"
+PROFILES = JUDGES  # (SEED, APPS, TACO), as --apps-judge accepts them
 DESCRIPTIONS = {
     SEED: "the seed runner's strict cascade (programs run as real programs)",
     APPS: "the original APPS harness's verdicts (hendrycks/apps b45c0ed, reproduced in isolation)",
+    TACO: "TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235, reproduced in isolation)",
 }
 
 
 @dataclass(frozen=True)
 class Judging:
-    """How a run's tests are judged: the profile, the checkers (or None) and whether to audit references."""
+    """How a run's tests are judged: the profile, the checkers (or None) and whether to audit references;
+    `special`, TACO's special-judge list (built-in checkers for its case-insensitive and floating-point
+    problems); `row_limits`, whether a problem with its own limits (TACO rows) runs under them, its time scaled
+    by `time_scale`."""
 
     profile: str = SEED
     checkers: Checkers | None = None
     audit: bool = False
+    special: SpecialJudges | None = None
+    row_limits: bool = False
+    time_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -53,9 +64,12 @@ def other_profile(profile: str) -> str:
     return APPS if profile == SEED else SEED
 
 
-def decide(profile: str, fmt: str, expected: Any, outcome: Outcome, checker: Checker | None = None) -> Verdict:
+def decide(profile: str, fmt: str, expected: Any, outcome: Outcome, checker: Checker | None = None,
+           step_prefix: str = "") -> Verdict:
     """The verdict of one run under `profile` (the run must have been made in that profile's style)."""
-    if profile == APPS:
+    if profile == TACO and fmt == "stdin":
+        return taco.judge_stdin(expected, outcome, checker, step_prefix)
+    if profile in (APPS, TACO):
         return apps.judge(fmt, expected, outcome, checker)
     return cascade.judge(fmt, expected, outcome, checker)
 

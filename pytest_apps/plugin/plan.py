@@ -35,6 +35,9 @@ from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, Selection, SkippedRow
 from ..engine.failtext import write_case_files
 from ..engine.result import CaseResult
+from ..judge.checkers import Checkers
+from ..judge.special import SpecialJudges
+from ..engine.special import exclude_needing_checker
 
 PLAN_FILE = "plan.json"
 
@@ -86,7 +89,7 @@ def build_plan(
     one-line errors (DatasetError, CandidateError, HookError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
-    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit)
+    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
     cases_folder = folder / "cases"
 
     def write_cases(problem: Problem, cases: Cases) -> None:
@@ -97,6 +100,12 @@ def build_plan(
         keep_solutions=settings.candidates == REFERENCE, sink=write_cases,
     )
     parsed = loaded.parsed
+    if settings.special_judge and settings.needs_checker == "exclude":
+        special = SpecialJudges.from_file(settings.path(settings.special_judge))
+        checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
+        parsed.problems, left_out = exclude_needing_checker(
+            parsed.problems, special, checkers.problem_ids if checkers is not None else ())
+        parsed.skipped.extend(left_out)
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
     candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide)
     plan = Plan(

@@ -13,7 +13,8 @@ from ..candidates.sources import REFERENCE
 from ..core.settings import Settings
 from ..executor import APPS_STYLE_PRELOAD, Executor, Limits, Slot
 from ..judge.checkers import Checkers
-from ..judge.profiles import APPS, Judging
+from ..judge.profiles import APPS, TACO, Judging
+from ..judge.special import SpecialJudges
 from .plan import CaseStore, Plan
 
 STATE_KEY = pytest.StashKey["RunState"]()
@@ -76,7 +77,7 @@ class RunState:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
             judging = self.judging
-            preload = APPS_STYLE_PRELOAD if judging.profile == APPS or judging.audit else ()
+            preload = APPS_STYLE_PRELOAD if judging.profile in (APPS, TACO) or judging.audit else ()
             self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot, preload=preload)
         return self._executor
 
@@ -91,9 +92,11 @@ class RunState:
         """The run's judge profile and checkers (each process loads the checker files itself); a reference run
         also audits the references (see engine.run.reference_audit)."""
         s = self.settings
+        special = SpecialJudges.from_file(s.path(s.special_judge)) if s.special_judge else None
         checkers = Checkers.from_setting(s.checkers, s.rootdir, sources=self.plan.checker_code)
         return Judging(profile=s.judge, checkers=checkers,
-                       audit=s.candidates == REFERENCE and not s.agent)
+                       audit=s.candidates == REFERENCE and not s.agent, special=special,
+                       row_limits=s.limits == "row", time_scale=s.timeout_scale)
 
     def isolation(self) -> list[str]:
         """The executor's active isolation layers (asked once; the same for every worker on a machine)."""

@@ -10,11 +10,13 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
+from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
 from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
+from ..report.taco import annotate
 from ..report.terminal import judging_lines, summary_lines
 from .state import RunState
 
@@ -29,13 +31,21 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
                                                    other_profile(state.judging.profile),
                                                    checked=checkers.problem_ids if checkers is not None else ())
     # summarize keeps a failing candidate's program (and model text) beside its result
-    return summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
+    summary = summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
+    judging, limits = state.judging, state.limits()
+    facts = taco_facts(plan.problems, special=judging.special,
+                       checked=judging.checkers.problem_ids if judging.checkers is not None else (),
+                       row_limits=judging.row_limits, timeout=limits.timeout, memory=limits.memory,
+                       scale=state.settings.timeout_scale, skipped=plan.skipped)
+    return annotate(summary, facts)
 
 
 def selection_text(settings: dict[str, Any]) -> str:
     parts = []
     if settings.get("difficulty"):
         parts.append("difficulty " + ",".join(settings["difficulty"]))
+    if settings.get("tag"):
+        parts.append("tag " + ",".join(settings["tag"]))
     if settings.get("only"):
         parts.append("only " + ",".join(settings["only"]))
     if settings.get("offset"):

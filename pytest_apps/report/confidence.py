@@ -76,6 +76,11 @@ def interval_figures(units: Sequence[Unit], tiers: Sequence[str], ks: Sequence[i
     }
 
 
+def group_intervals(groups: dict[str, Sequence[Unit]], sampled: bool, level: float = LEVEL) -> dict[str, Any]:
+    """Strict accuracy's interval for each group of problems (a tag, a skill), by the method of the whole run."""
+    return {name: _plain(mean_interval(units, sampled, level)) for name, units in groups.items()}
+
+
 def range_text(interval: Any) -> str:
     """`29.4-55.8%` for an interval as the report holds it (a dict with low and high); "" for None."""
     return f"{100 * interval['low']:.1f}-{100 * interval['high']:.1f}%" if interval else ""
@@ -159,4 +164,4 @@ def figure_texts(figures: Any) -> dict[str, Any]:
     return out
 
 
-__all__ = ["Unit", "figure_texts", "sampled_counts", "counts_text", "is_sampled", "interval_figures", "mean_interval", "pass_at_k_interval", "range_text", "ci_text", "points_range", "points_text"]
+__all__ = ["Unit", "group_intervals", "figure_texts", "sampled_counts", "counts_text", "is_sampled", "interval_figures", "mean_interval", "pass_at_k_interval", "range_text", "ci_text", "points_range", "points_text"]

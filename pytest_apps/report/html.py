@@ -38,6 +38,7 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
+from ..core.settings import TACO_TIERS, TIERS
 from .baseline_text import side_counts
 from .confidence import ci_text, counts_text, figure_texts, is_sampled, points_range, range_text
 
@@ -66,7 +67,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 CODE_OF = {kind: code for kind, (code, _, _) in KINDS.items()}
 OTHER_CODE = "x"  # a kind this module does not know (a newer report): drawn like a harness error
-TIER_ORDER = ("introductory", "interview", "competition")
+TIER_ORDER = (*TIERS, *TACO_TIERS)
 PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the JSON report has it whole)
 
 
@@ -268,9 +269,18 @@ def _duration(seconds: float) -> str:
 
 def _tiers(f: Mapping[str, Any]) -> str:
     per_tier = f.get("per_tier") or {}
-    ci = (f.get("intervals") or {}).get("per_tier") or {}
-    sampled, tier_samples = is_sampled(f), f.get("samples_per_tier") or {}
     names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
+    return "".join(_groups(f, key, title, order) for key, title, order in (
+        ("per_tier", "Strict accuracy per tier", names),
+        ("per_skill", "Strict accuracy per skill type", list(f.get("per_skill") or {})),
+        ("per_tag", "Strict accuracy per tag", list(f.get("per_tag") or {}))))
+
+
+def _groups(f: Mapping[str, Any], key: str, title: str, names: list[str]) -> str:
+    per_tier = f.get(key) or {}
+    ci = (f.get("intervals") or {}).get(key) or {}
+    sampled = is_sampled(f)
+    tier_samples = (f.get("samples_per_tier") or {}) if key == "per_tier" else {}
     rows = []
     for name in names:
         t = per_tier[name] or {}
@@ -290,7 +300,7 @@ def _tiers(f: Mapping[str, Any]) -> str:
         )
     if not rows:
         return ""
-    return '<section><h2>Strict accuracy per tier</h2><div class="tiers">' + "".join(rows) + "</div></section>"
+    return f'<section><h2>{esc(title)}</h2><div class="tiers">' + "".join(rows) + "</div></section>"
 
 
 def _outcomes(counts: Counter[str]) -> str:

@@ -69,6 +69,11 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
             passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
             lines.append(f"| {cell(tier)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                          f"{range_text((ci.get('per_tier') or {}).get(tier))} |")
+    for key, label in (("per_skill", "skill"), ("per_tag", "tag")):
+        for name, t in (f.get(key) or {}).items():
+            if t.get("problems"):
+                lines.append(f"| {label}: {cell(name)} | {t['problems']} | {t['passed']} | "
+                             f"{pct(t.get('strict_accuracy'))} | {range_text((ci.get(key) or {}).get(name))} |")
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())

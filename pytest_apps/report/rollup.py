@@ -14,9 +14,9 @@ from typing import Any
 
 from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import CaseRecord
-from ..core.settings import TIERS
+from ..core.settings import TACO_TIERS, TIERS
 from ..dataset.problems import Problem, SkippedRow
-from .confidence import Unit, figure_texts, interval_figures
+from .confidence import Unit, figure_texts, group_intervals, interval_figures
 from .passk import ks_for, mean_pass_at_k
 
 REPORT_VERSION = 1
@@ -50,6 +50,10 @@ class ProblemResult:
     samples_passed: int = 0
     score: float = 0.0  # samples_passed / samples: 1 or 0 with one sample, the mean over several
     sample_results: list[dict[str, Any]] = field(default_factory=list)  # several samples: one summary each
+    tags: list[str] = field(default_factory=list)  # TACO's tags and skill types of the problem
+    skills: list[str] = field(default_factory=list)
+    limits: dict[str, Any] = field(default_factory=dict)  # the limits it ran under (set by the front end)
+    special_judge: str = ""  # its kind in TACO's special-judge list, when the run has the list
 
     @property
     def passed(self) -> bool:
@@ -92,6 +96,8 @@ def problem_result(
         candidate=candidate,
         verdict=P_INCOMPLETE,
         tests_total=problem.n_cases,
+        tags=list(problem.tags),
+        skills=list(problem.skills),
     )
     if problem.broken:
         result.verdict, result.reason = P_BROKEN, problem.broken
@@ -140,6 +146,7 @@ def sampled_result(problem: Problem, candidates: Sequence[Any], records: Iterabl
         id=problem.id, difficulty=problem.difficulty, format=problem.fmt,
         candidate=candidates[0].file if candidates else None, verdict=P_INCOMPLETE,
         samples=len(candidates), tests_total=problem.n_cases * len(candidates),
+        tags=list(problem.tags), skills=list(problem.skills),
     )
     if problem.broken:
         result.verdict, result.reason = P_BROKEN, problem.broken
@@ -238,17 +245,16 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
             kinds[t["kind"]] += 1
     per_tier = {}
     tier_samples = {}
-    for tier in (*TIERS, *sorted({r.difficulty for r in results} - set(TIERS))):
+    present = {r.difficulty for r in results}
+    shown = TACO_TIERS if present & set(TACO_TIERS) else TIERS  # a TACO run has TACO's tiers, in its order
+    for tier in (*shown, *sorted(present - set(shown))):
         members = [r for r in results if r.difficulty == tier]
-        if not members and tier not in TIERS:
+        if not members and tier not in shown:
             continue
-        tier_passed = sum(r.passed for r in members)
-        per_tier[tier] = {
-            "problems": len(members),
-            "passed": tier_passed,
-            "strict_accuracy": _ratio(sum(_score(r) for r in members), len(members)),
-        }
+        per_tier[tier] = group_figures(members)
         tier_samples[tier] = _sample_counts(members)
+    per_tag = {name: group_figures(members) for name, members in grouped_by(results, "tags").items()}
+    per_skill = {name: group_figures(members) for name, members in grouped_by(results, "skills").items()}
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
     figures = {
         "problems": n,
@@ -265,6 +271,8 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
             r.tests_run < r.tests_total for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)
         ),
         "per_tier": per_tier,
+        "per_tag": per_tag,
+        "per_skill": per_skill,
         "problem_verdicts": dict(Counter(r.verdict for r in results)),
         "outcomes": dict(kinds),
         "harness_errors": kinds.get("harness_error", 0),
@@ -276,12 +284,28 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
         "samples_per_tier": tier_samples,
-        "intervals": intervals(results, list(per_tier)),
+        "intervals": intervals(results, list(per_tier), per_tag, per_skill),
         **step_figures(results),
     }
     # the figures as the reports write them, so that a JSON consumer reads the same text as the terminal
     figures["figure_texts"] = figure_texts(figures)
     return figures
+
+
+def group_figures(members: list[ProblemResult]) -> dict[str, Any]:
+    """A tier's, tag's or skill's figures: problems, passed, strict accuracy."""
+    return {"problems": len(members), "passed": sum(r.passed for r in members),
+            "strict_accuracy": _ratio(sum(_score(r) for r in members), len(members))}
+
+
+def grouped_by(results: list[ProblemResult], attribute: str) -> dict[str, list[ProblemResult]]:
+    """Problems by each of their tags (or skills), the most common first (ties by name). A problem with several
+    tags counts in each."""
+    groups: dict[str, list[ProblemResult]] = {}
+    for r in results:
+        for name in getattr(r, attribute):
+            groups.setdefault(name, []).append(r)
+    return dict(sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])))
 
 
 def step_figures(results: list[ProblemResult]) -> dict[str, Any]:
@@ -334,11 +358,18 @@ def sample_figures(results: list[ProblemResult]) -> dict[str, Any]:
     }
 
 
-def intervals(results: list[ProblemResult], tiers: list[str]) -> dict[str, Any]:
-    """95% confidence intervals over problems for strict accuracy (overall, with code, per tier) and pass@k."""
+def intervals(results: list[ProblemResult], tiers: list[str], tags: Mapping[str, Any] = {},
+              skills: Mapping[str, Any] = {}) -> dict[str, Any]:
+    """95% confidence intervals over problems for strict accuracy (overall, with code, per tier, per tag and per
+    skill, each by the same method) and pass@k."""
     units = [Unit(r.difficulty, *_counts(r), with_code=r.verdict not in (P_NO_CODE, P_BROKEN)) for r in results]
     smallest = min((u.samples for u in units if u.samples), default=0)
-    return interval_figures(units, tiers, ks_for(smallest))
+    figures = interval_figures(units, tiers, ks_for(smallest))
+    sampled = any(u.samples > 1 for u in units)
+    for key, attribute, names in (("per_tag", "tags", tags), ("per_skill", "skills", skills)):
+        figures[key] = group_intervals(
+            {name: [u for u, r in zip(units, results) if name in getattr(r, attribute)] for name in names}, sampled)
+    return figures
 
 
 def _round(value: float | None) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..core.outcome import BORDERLINE_BAND
 from .confidence import ci_text, figure_texts, sampled_counts
 from .rollup import Summary, failing_nodeids
+from .taco import lines as taco_lines
 
 
 def pct(value: float | None) -> str:
@@ -29,6 +30,15 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     tiers = ", ".join(f"{tier} {text}" for tier, text in texts["per_tier"].items())
     if tiers:
         lines.append("per tier: " + tiers)
+    for key, label in (("per_skill", "per skill"), ("per_tag", "per tag")):
+        groups = ", ".join(
+            f"{name} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']}"
+            + with_ci((ci.get(key) or {}).get(name)) + ")"
+            for name, t in (f.get(key) or {}).items() if t["problems"]
+        )
+        if groups:
+            lines.append(f"{label}: {groups}")
+    lines.extend(taco_lines(f))
     if f["test_case_average_partial"]:
         lines.append(
             f"test-case average: partial, at least {pct(f['test_case_average'])} "

@@ -1,0 +1,36 @@
+"""Per-problem limits (``--apps-limits row``): a TACO row's own time and memory limit instead of the fixed ones.
+
+The time limit replaces the executor's (scaled like the fixed one by ``--apps-timeout-scale``) and is enforced as
+every limit is, from outside the child. The memory limit is a bound on the program's peak resident memory, decided
+after the run from its resource usage (``ru_maxrss``, measured by the executor): applying a judge's "256 megabytes"
+as an address-space limit would stop the Python interpreter itself, whose address space (shared libraries, the
+preloaded modules) is larger than what it uses. The fixed address-space limit stays in force as the hard stop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
+from ..dataset.problems import Problem
+from ..executor import Limits
+
+FIXED, ROW = "fixed", "row"
+
+
+def problem_limits(base: Limits, problem: Problem, row: bool, scale: float = 1.0) -> Limits:
+    """The limits `problem` runs under: `base`, or with ``row`` its row's time limit (times `scale`)."""
+    if not row or problem.time_limit is None:
+        return base
+    return replace(base, timeout=problem.time_limit * scale)
+
+
+def over_row_memory(problem: Problem, outcome: Outcome | None, verdict: Verdict) -> Verdict:
+    """A run that ended (passed or gave a wrong answer) but used more resident memory than its row allows is a
+    memory limit verdict; anything else is unchanged."""
+    limit = problem.memory_limit
+    if limit is None or outcome is None or verdict.kind not in (PASS, WRONG_ANSWER) or outcome.peak_memory <= limit:
+        return verdict
+    used = outcome.peak_memory / (1 << 20)
+    return Verdict(MEMORY_LIMIT, reason=f"peak resident memory {used:.1f} MiB over the row's limit "
+                                        f"{limit / (1 << 20):g} MiB", details=dict(verdict.details))

@@ -1,0 +1,329 @@
+"""TACO (BAAI/TACO) rows, on the shared real rows and on local files laid out as the hub lays them out:
+ids, tiers, tags, selection, row limits, the special-judge kinds, and TACO's judge."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from fakehub import FakeHub
+from test_loading import run_isolated
+
+from pytest_apps.core.outcome import MEMORY_LIMIT, PASS, RUN_COMPILE_ERROR, RUN_EXITED, WRONG_ANSWER, Outcome, Verdict
+from pytest_apps.dataset.loading import open_rows
+from pytest_apps.dataset.problems import Problem, Selection, select
+from pytest_apps.dataset.rows import DatasetError
+from pytest_apps.dataset.taco import labels, limit_of, parse_limits, parse_memory, parse_time
+from pytest_apps.engine.limits import over_row_memory, problem_limits
+from pytest_apps.engine.special import exclude_needing_checker, taco_facts
+from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.judge import taco
+from pytest_apps.judge.special import SpecialJudges, case_insensitive, stated_tolerance, tolerant
+from pytest_apps.report.rollup import summarize
+from pytest_apps.report.taco import annotate
+
+TACO_SHA = "7" * 40
+
+
+def taco_rows(shared: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (shared / "taco" / name).read_text().splitlines() if line.strip()]
+
+
+def test_real_rows_load_with_index_ids_tiers_tags_and_limits(shared_data):
+    parsed = select(open_rows(str(shared_data / "taco" / "taco_train_rows.jsonl"), "train")[1], Selection(), 0)
+    assert [p.id for p in parsed.problems] == ["0", "1", "2", "3", "4", "5"] and not parsed.skipped
+    first = parsed.problems[0]
+    assert first.difficulty == "HARD" and first.skills == ("Sorting",)
+    assert first.tags == ("Geometry", "Sorting", "Constructive algorithms")
+    assert (first.time_limit, first.memory_limit, first.limit_error) == (2.0, 256 << 20, "")
+    assert first.n_cases_total == 134 and first.fmt == "stdin"
+    assert all(p.time_limit is None and p.difficulty == "" for p in parsed.problems[1:])  # columns null there
+    test = select(open_rows(str(shared_data / "taco" / "taco_test_rows.jsonl"))[1], Selection(), 0).problems[0]
+    assert (test.id, test.difficulty, test.tags, test.n_cases_total) == ("0", "MEDIUM", ("Combinatorics", "Mathematics"), 209)
+
+
+def test_selection_by_taco_tier_and_by_tag_or_skill(shared_data):
+    path = str(shared_data / "taco" / "taco_train_rows.jsonl")
+
+    def ids(selection):
+        return [p.id for p in select(open_rows(path, "train")[1], selection, 5).problems]
+
+    assert ids(Selection(difficulties=["hard"])) == ["0"] == ids(Selection(difficulties=["HARD"]))
+    assert ids(Selection(tags=["sorting"])) == ["0"]  # a tag and a skill of row 0, any case
+    assert ids(Selection(tags=["constructive ALGORITHMS"])) == ["0"]
+    assert ids(Selection(tags=["Graphs"])) == []
+    assert ids(Selection(difficulties=["EASY"])) == []
+    with pytest.raises(ValueError, match="unknown tier 'expert'.*EASY"):
+        ids(Selection(difficulties=["expert"]))
+
+
+@pytest.mark.parametrize("text, seconds", [("2.0 seconds", 2.0), ("1 second", 1.0), ("0.5 seconds", 0.5),
+                                           ("500 ms", 0.5), (None, None), ("", None), ("None", None)])
+def test_time_limit_forms(text, seconds):
+    assert parse_time(text) == seconds
+
+
+@pytest.mark.parametrize("text, size", [("256.0 megabytes", 256 << 20), ("64 megabytes", 64 << 20),
+                                        ("1024 kilobytes", 1 << 20), (None, None), ("", None)])
+def test_memory_limit_forms(text, size):
+    assert parse_memory(text) == size
+
+
+def test_an_unreadable_limit_is_reported_not_guessed():
+    limits = parse_limits({"time_limit": "about two seconds", "memory_limit": "256.0 megabytes"})
+    assert limits.time is None and limits.memory == 256 << 20
+    assert limits.error == "time_limit 'about two seconds' is not a duration such as '2.0 seconds'"
+    row = {"question": "q", "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]}),
+           "time_limit": "2 fortnights", "memory_limit": None, "skill_types": "[]"}
+    problem = select([row], Selection(), 5).problems[0]
+    assert problem.time_limit is None and "2 fortnights" in problem.limit_error
+    figures = limit_of(problem, True, 4.0, 0)
+    assert figures["mode"] == "fixed" and figures["time"] == 4.0 and "2 fortnights" in figures["unreadable"]
+
+
+def test_labels_read_list_literals():
+    assert labels("['Data structures', 'Sorting']") == ("Data structures", "Sorting")
+    assert labels('["Amortized analysis"]') == ("Amortized analysis",)
+    assert labels("[]") == () == labels(None)
+
+
+def test_local_arrow_folder_written_by_save_to_disk_and_the_hub_parquet_copy(shared_data, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    rows = taco_rows(shared_data, "taco_train_rows.jsonl")
+    columns = {k: [r.get(k) for r in rows] for k in rows[0]}
+    saved = tmp_path / "saved"
+    datasets.DatasetDict({"train": datasets.Dataset.from_dict(columns)}).save_to_disk(str(saved))
+    assert (saved / "train" / "state.json").is_file()
+    from_arrow = list(open_rows(str(saved), "train")[1])
+    from_jsonl = list(open_rows(str(shared_data / "taco" / "taco_train_rows.jsonl"), "train")[1])
+    assert from_arrow == from_jsonl and len(from_arrow) == 6
+    single = list(open_rows(str(next((saved / "train").glob("*.arrow"))), "train", stop=2)[1])
+    assert single == from_jsonl[:2]
+    parquet = tmp_path / "ALL" / "train-00000-of-00001.parquet"
+    parquet.parent.mkdir()
+    pq.write_table(pa.Table.from_pydict(columns), parquet)
+    assert list(open_rows(str(tmp_path / "ALL"), "train")[1]) == from_jsonl
+
+
+def test_a_file_that_is_not_arrow_is_one_line(tmp_path):
+    bad = tmp_path / "data-00000-of-00001.arrow"
+    bad.write_bytes(b"not arrow at all")
+    with pytest.raises(DatasetError, match="is not a readable Arrow file"):
+        open_rows(str(bad))
+
+
+def arrow_stream(rows: list[dict]) -> bytes:
+    table = pa.Table.from_pylist(rows)
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=2)
+    return sink.getvalue()
+
+
+def test_hub_layout_of_baai_taco_reads_the_split_arrow_files(shared_data, tmp_path):
+    """BAAI/TACO's main revision: TACO.py, README.md, ALL/ (a Parquet conversion), train/ and test/ as
+    save_to_disk folders. The split's Arrow files are read (what TACO.py loads), not ALL/ as well."""
+    test_rows = taco_rows(shared_data, "taco_test_rows.jsonl")
+    train_rows = taco_rows(shared_data, "taco_train_rows.jsonl")
+    state = json.dumps({"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "test"}).encode()
+    files = {
+        "TACO.py": b"# loading script\n", "README.md": b"---\n---\n",
+        "ALL/test-00000-of-00001.parquet": _parquet(test_rows[:1]),
+        "ALL/train-00000-of-00001.parquet": _parquet(train_rows),
+        "test/data-00000-of-00001.arrow": arrow_stream(test_rows), "test/state.json": state,
+        "test/dataset_info.json": b"{}",
+        "train/data-00000-of-00001.arrow": arrow_stream(train_rows), "train/state.json": state,
+    }
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("BAAI/TACO", TACO_SHA, files)
+        got, _ = run_isolated(home, "BAAI/TACO", "test", None, None, offline=False, endpoint=hub.endpoint)
+        assert isinstance(got, dict), got
+        assert got["source"]["resolved_revision"] == TACO_SHA
+        assert [r["problem_id"] for r in got["rows"]] == [None, None]  # no id column: ids are row indices
+        touched = {r.path.rsplit("/", 1)[-1] for r in hub.file_requests() if r.path.endswith((".arrow", ".parquet"))}
+        assert touched == {"data-00000-of-00001.arrow"}
+        assert [r["difficulty"] for r in got["rows"]] == ["MEDIUM", ""]
+    offline, _ = run_isolated(home, "BAAI/TACO", "test", None, 1)  # warm cache, no network
+    assert isinstance(offline, dict) and len(offline["rows"]) == 1 and offline["rows"][0]["tags"] == test_rows[0]["tags"]
+
+
+def _parquet(rows: list[dict]) -> bytes:
+    sink = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), sink)
+    return sink.getvalue()
+
+
+# ------------------------------------------------------------------------------------------- special judges
+
+
+def test_special_judge_list_kinds(shared_data):
+    special = SpecialJudges.from_file(shared_data / "taco" / "output_spj.jsonl")
+    kinds = list(special.kinds.values())
+    assert (kinds.count(1), kinds.count(2), kinds.count(3), len(kinds)) == (139, 42, 37, 218)  # case 0 + flag: 1
+    assert special.kind("0") is None and special.kind("415") is None
+
+
+def test_builtin_special_checkers():
+    assert case_insensitive("YES\nno\n", "yes\nNO") == (True, "")
+    assert not case_insensitive("YES", "YEP")[0]
+    assert tolerant("0.333333333", "0.3333334", 1e-6)[0]
+    assert not tolerant("0.3333", "0.3343", 1e-6)[0]
+    assert tolerant("1000000.0 x", "1000000.5 x", 1e-6)[0]  # relative to the expected value
+    assert not tolerant("1 2", "1", 1e-6)[0]
+    assert stated_tolerance("the absolute or relative error doesn't exceed 10^{-4}.") == 1e-4
+    assert stated_tolerance("print the answer") == 1e-6
+
+
+def test_special_judges_bind_only_their_kinds(tmp_path):
+    path = tmp_path / "spj.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in (
+        {"idx": 0, "special_judge": True, "case": 2}, {"idx": 1, "special_judge": True, "case": 3},
+        {"idx": 2, "special_judge": True, "case": 1}, {"idx": 3, "special_judge": False, "case": 0})))
+    special = SpecialJudges.from_file(path)
+    assert special.bind("0", "", "stdin", "Yes")("YES") == (True, "")
+    assert special.bind("1", "", "stdin", "0.5")("0.5000001") == (True, "")
+    assert special.bind("2", "", "stdin", "1 2") is None and special.needs_checker("2")
+    assert special.bind("3", "", "stdin", "x") is None
+    problems = [Problem(str(i), i, "EASY", "stdin", None, 1, 1) for i in range(4)]
+    kept, left = exclude_needing_checker(problems, special, checked=())
+    assert [p.id for p in kept] == ["0", "1", "3"] and [s.problem_id for s in left] == ["2"]
+    assert len(exclude_needing_checker(problems, special, checked=("2",))[0]) == 4  # a checker of its own
+    summary = annotate(summarize(problems, {}, [], []), taco_facts(problems, special=special))
+    spj = summary.figures["special_judge"]
+    assert spj["needs_checker"]["ids"] == ["2"]
+    assert spj["marked"] == {"several right outputs": 1, "case-insensitive": 1, "floating-point": 1}
+
+
+def test_bad_special_judge_list_is_one_line(tmp_path):
+    path = tmp_path / "spj.jsonl"
+    path.write_text('{"idx": 0}\n')
+    with pytest.raises(Exception, match=r"spj.jsonl line 1: not an output_spj.jsonl entry"):
+        SpecialJudges.from_file(path)
+
+
+# ------------------------------------------------------------------------------------------- row limits
+
+
+def test_row_limits_replace_the_time_and_bound_resident_memory():
+    problem = Problem("0", 0, "HARD", "stdin", None, 1, 1, time_limit=2.0, memory_limit=64 << 20)
+    base = Limits(timeout=4.0)
+    assert problem_limits(base, problem, row=False) is base
+    assert problem_limits(base, problem, row=True, scale=1.5).timeout == 3.0
+    ok = Outcome(status=RUN_EXITED, exit_code=0, peak_memory=10 << 20)
+    big = Outcome(status=RUN_EXITED, exit_code=0, peak_memory=100 << 20)
+    assert over_row_memory(problem, ok, Verdict(PASS)).kind == PASS
+    assert over_row_memory(problem, big, Verdict(PASS)).kind == MEMORY_LIMIT
+    assert limit_of(problem, True, 4.0, 4 << 30)["text"] == "2 s, 64 MiB"
+    assert limit_of(problem, False, 4.0, 4 << 30)["mode"] == "fixed"
+
+
+def test_a_row_time_limit_is_enforced_by_the_executor():
+    problem = Problem("0", 0, "HARD", "stdin", None, 1, 1, time_limit=0.5)
+    executor = Executor(Limits(timeout=4.0))
+    try:
+        with executor.limited(problem_limits(executor.limits, problem, row=True)):
+            outcome = executor.run_stdin(Program("while True: pass\n"), "")
+        assert outcome.status == "timeout" and outcome.own_time < 2.0
+        assert executor.limits.timeout == 4.0
+    finally:
+        executor.close()
+
+
+# ------------------------------------------------------------------------------------------- TACO's judge
+
+
+def test_taco_compares_the_stripped_whole_text():
+    assert taco.compare_stdin("1 2\n3\n", "1 2\n3") == "exact"
+    assert taco.compare_stdin("1 2 \n3\n", "1 2\n3") is None  # spaces inside the text count (APPS strips lines)
+    assert taco.compare_stdin("12 3", "1 2\n3") == "char_sets"  # a quirk of comparing one string
+    assert taco.compare_stdin("1.0 2", "1 2") is None and taco.compare_stdin("10 2", "1 0 2") is None
+    assert taco.compare_stdin("2\n1", "1\n2") == "char_sets"
+    assert taco.compare_stdin("0.5000001\n", "0.5") is None  # no numeric tolerance for a printed line
+    assert taco.compare_stdin("5", "5.0000001") == "chars_numeric"
+
+
+def test_taco_program_transforms():
+    code = "import os\nn = int(input())\nprint(n)\n"
+    std = taco.std_program(code)
+    assert std.startswith("import os\n" + taco.PRELUDE) and "stdout = sys.stdout\nn = int(input())" in std
+    wrapped = taco.wrapped_program("import os\nn = int(input())\nif n: return\nprint(n)\n")
+    assert "def code():\n\tn = int(input())\n\tif n: return\n" in wrapped and wrapped.endswith("\ncode()\n")
+    assert taco.needs_wrapping(Outcome(status=RUN_COMPILE_ERROR))
+    assert taco.needs_wrapping(Outcome(status=RUN_EXITED, exit_code=1))
+    assert not taco.needs_wrapping(Outcome(status=RUN_EXITED, exit_code=0))
+
+
+def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
+    from pytest_apps.engine.run import run_judged
+
+    problem = Problem("0", 0, "EASY", "stdin", None, 1, 1)
+    executor = Executor(Limits(timeout=4.0))
+    try:
+        # np and sqrt come from TACO's prelude; the seed judge fails this program
+        uses_prelude = Program("print(int(sqrt(np.int64(int(input())))))\n")
+        _, verdict = run_judged(executor, "taco", problem, uses_prelude, "16\n", "4\n")
+        assert verdict.kind == PASS and verdict.step == "exact"
+        assert run_judged(executor, "seed", problem, uses_prelude, "16\n", "4\n")[1].kind != PASS
+        top_return = Program("n = int(input())\nif n > 0:\n    print(n)\n    return\nprint(0)\n")
+        _, verdict = run_judged(executor, "taco", problem, top_return, "3", "3")
+        assert verdict.kind == PASS and verdict.step == taco.WRAPPED + "exact"
+        _, verdict = run_judged(executor, "taco", problem, Program("print('1 2 ')\n"), "", "1 2\n")
+        assert verdict.kind == PASS  # trailing spaces of the whole text are stripped
+        _, verdict = run_judged(executor, "taco", problem, Program("print('1 2 ')\nprint(3)\n"), "", "1 2\n3\n")
+        assert verdict.kind == WRONG_ANSWER  # but not those inside it
+    finally:
+        executor.close()
+
+
+def test_reference_run_on_real_taco_rows_end_to_end(pytester, shared_data):
+    spj = shared_data / "taco" / "output_spj.jsonl"
+    result = pytester.runpytest_subprocess(
+        "-p", "pytest_apps", "--apps", "--apps-dataset", str(shared_data / "taco" / "taco_test_rows.jsonl"),
+        "--apps-candidates", "reference", "--apps-samples", "2", "--apps-max-tests", "3", "--apps-judge", "taco",
+        "--apps-special-judge", str(spj), "--apps-limits", "row", "--apps-tag", "mathematics",
+        "--apps-difficulty", "MEDIUM", "-n", "2", "-p", "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=6)
+    result.stdout.fnmatch_lines(["per tier: MEDIUM 100.00% (1/1*", "per tag: Combinatorics 100.00% (1/1, 95% CI*",
+                                 "special judges (TACO's list): none among the selected problems",
+                                 "passes by step (taco judge): exact 6 (100.0%)"])
+    report = json.loads((pytester.path / "reports" / "apps-report.json").read_text())
+    problem = report["problems"][0]
+    assert problem["id"] == "0" and problem["tags"] == ["Combinatorics", "Mathematics"]
+    assert problem["limits"]["mode"] == "fixed" and report["summary"]["per_tag"]["Mathematics"]["passed"] == 1
+    assert list(report["summary"]["per_tier"]) == ["EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD"]
+    assert "per_tag" in report["summary"]["intervals"]
+
+
+def test_per_tag_and_per_skill_figures_in_every_report():
+    from pytest_apps.core.record import CaseRecord
+    from pytest_apps.report.html import render_html
+    from pytest_apps.report.markdown import markdown_text
+    from pytest_apps.report.rollup import document
+    from pytest_apps.report.terminal import summary_lines
+
+    problems = [Problem(str(i), i, ("EASY", "HARD")[i % 2], "stdin", None, 1, 1,
+                        tags=("Sorting", "Greedy")[: 1 + i % 2], skills=("Data structures",) if i < 2 else ())
+                for i in range(4)]
+    records = [CaseRecord(str(i), 0, PASS if i != 1 else WRONG_ANSWER) for i in range(4)]
+    summary = summarize(problems, {str(i): f"{i}.py" for i in range(4)}, [], records, extra={"wall_time": 1.0,
+                                                                                           "missing_ids": []})
+    f = summary.figures
+    assert list(f["per_tier"]) == ["EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD"]
+    assert f["per_tier"]["HARD"] == {"problems": 2, "passed": 1, "strict_accuracy": 0.5}
+    assert f["per_tag"] == {"Sorting": {"problems": 4, "passed": 3, "strict_accuracy": 0.75},
+                            "Greedy": {"problems": 2, "passed": 1, "strict_accuracy": 0.5}}
+    assert f["per_skill"]["Data structures"]["passed"] == 1
+    assert f["intervals"]["per_tag"]["Greedy"]["method"] == f["intervals"]["per_tier"]["HARD"]["method"]
+    text = "\n".join(summary_lines(summary))
+    assert "per tag: Sorting 75.00% (3/4, 95% CI" in text and "per skill: Data structures 50.00% (1/2" in text
+    doc = document({}, {}, summary)
+    assert "| tag: Greedy | 2 | 1 | 50.00% |" in markdown_text(doc)
+    page = render_html(doc)
+    assert "Strict accuracy per tag" in page and 'data-tier="Greedy"' in page
