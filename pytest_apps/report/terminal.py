@@ -22,6 +22,10 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         text = ci_text(interval, ci.get("level"))
         return f" ({text})" if text else ""
 
+    def with_ci(interval: object) -> str:
+        text = ci_text(interval, ci.get("level"))
+        return f", {text}" if text else ""
+
     texts = figure_texts(f)
     lines = [
         "strict accuracy: " + texts["strict_accuracy"],
