@@ -110,6 +110,7 @@ class Executor:
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
         self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
+        self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
         self._layers: list[str] = []
         self._layer_errors: dict[str, str] = {}
         self._leftovers: tuple[str | None, str | None] = (None, None)
@@ -186,7 +187,7 @@ class Executor:
 
     # -- internals ----------------------------------------------------------------------------------
     def _ensure_server(self) -> subprocess.Popen:
-        if self._proc is not None and self._proc.poll() is None:
+        if self._proc is not None and self._proc.poll() is None and not self._dying():
             return self._proc
         self._stop_server()
         proc = subprocess.Popen(
@@ -216,7 +217,19 @@ class Executor:
         self.pinned = hello.get("cpu")
         return proc
 
+    def _dying(self) -> bool:
+        """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests
+        takes a while to be gone (its mount namespaces end first) and is then restarted at once, not sent a test."""
+        try:
+            if self._stat_fd is None:
+                self._stat_fd = os.open(f"/proc/{self._proc.pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            stat = os.pread(self._stat_fd, 1024, 0)
+            return bool(int(stat.rsplit(b")", 1)[1].split()[6]) & 0x4)
+        except (OSError, ValueError, IndexError):
+            return False  # (no /proc: poll() alone decides)
+
     def _stop_server(self) -> None:
+        self._close_stat()
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -234,7 +247,13 @@ class Executor:
         except Exception:  # noqa: BLE001
             pass
 
+    def _close_stat(self) -> None:
+        fd, self._stat_fd = self._stat_fd, None
+        if fd is not None:
+            os.close(fd)
+
     def _kill_server(self) -> None:
+        self._close_stat()
         proc, self._proc = self._proc, None
         if proc is None:
             return

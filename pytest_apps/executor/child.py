@@ -17,7 +17,7 @@ import resource
 import signal
 import sys
 
-from .fence import PR_SET_PDEATHSIG, apply_limits, landlock_restrict, prctl
+from .fence import CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, drop_capabilities, landlock_restrict, prctl, setns
 from .protocol import HARNESS_EXIT, READY_LINE, recv_go, write_all
 
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
@@ -129,7 +129,7 @@ def _disabled(module, name: str):
 
     if isinstance(real, type):  # a class stays a class, so that an imported module may still subclass it
         def __init__(self, *args, **kwargs):
-            if not _importing():
+            if not _importing() and not _for_the_library():
                 raise TypeError(message)
             real.__init__(self, *args, **kwargs)
 
@@ -137,13 +137,35 @@ def _disabled(module, name: str):
                                              "__qualname__": real.__qualname__, "__doc__": real.__doc__})
 
     def disabled(*args, **kwargs):
-        if not _importing():
+        if not _importing() and not _for_the_library():
             raise TypeError(message)
         return real(*args, **kwargs)
 
     disabled.__name__ = disabled.__qualname__ = name
     disabled.__dict__.update(getattr(real, "__dict__", {}))  # e.g. shutil.rmtree.avoids_symlink_attacks
     return disabled
+
+
+# The standard library's modules that a program may use although they call disabled functions for it: `tempfile`
+# removes the files it made, `multiprocessing` forks and stops its workers and removes its semaphores.
+_LIBRARY = os.path.dirname(os.__file__) + os.sep
+_FOR_THE_PROGRAM = (_LIBRARY + "tempfile.py", _LIBRARY + "multiprocessing" + os.sep)
+
+
+def _for_the_library() -> bool:
+    """Whether a disabled function is called by `tempfile` or `multiprocessing` on the program's behalf: on the
+    way up the stack from the call, one of their frames comes before any frame of the program's own code (only
+    the standard library's and this module's frames between)."""
+    frame = sys._getframe(2)
+    own = __file__
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_FOR_THE_PROGRAM):
+            return True
+        if not (name.startswith(_LIBRARY) or name == own) or "site-packages" in name:
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _importing() -> bool:
@@ -219,8 +241,8 @@ def _system_exit_status(e: SystemExit) -> int:
 
 def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
     """Right after the zygote's fork: fence and set up what does not depend on the test, then wait for it.
-    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (optional)], all numbered >= 5.
-    Never returns."""
+    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (cfg "landlock"), mount namespace
+    (cfg "mntns")], all numbered >= 5. Never returns."""
     try:
         os.setpgid(0, 0)  # its own process group, which the server kills as a whole
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -229,8 +251,13 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         for target in (0, 1, 2, 3):
             os.dup2(fds[target], target, inheritable=True)
         os.dup2(fds[4], 4, inheritable=False)
-        if len(fds) > 5:
-            landlock_restrict(fds[5])  # a domain of its own: only its directory, no signals beyond itself
+        extra = fds[5:]
+        if cfg.get("mntns"):
+            setns(extra.pop(), CLONE_NEWNS)  # its folder is its /tmp and /dev/shm (workdirs.py)
+        if cfg.get("drop_caps"):
+            drop_capabilities()
+        if cfg.get("landlock"):
+            landlock_restrict(extra[0])  # a domain of its own: only its directory, no signals beyond itself
         os.closerange(5, maxfd)
         workdir = cfg["workdir"]
         os.chdir(workdir)
