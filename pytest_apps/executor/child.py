@@ -43,6 +43,15 @@ def _exception_line(exc: BaseException) -> str:
         return type(exc).__name__
 
 
+def _report_exception(e: BaseException) -> None:
+    """The program's uncaught exception: its last line, and whether it is a limit's (no memory left; a file, or the
+    private folder, at the file-size limit: EFBIG, ENOSPC)."""
+    msg = {"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)}
+    if isinstance(e, OSError) and e.errno in (27, 28, 122):  # EFBIG, ENOSPC, EDQUOT
+        msg["files"] = True
+    _report(msg)
+
+
 def _make_stdio() -> tuple:
     import io
 
@@ -341,7 +350,7 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
     except SystemExit as e:
         status = _system_exit_status(e)
     except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
-        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        _report_exception(e)
         try:
             tb = e.__traceback__
             tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
@@ -406,7 +415,7 @@ def _apps_main(req: dict, code, payload, out_fd: int) -> None:
                  "line": f"{e} (escaped the original harness, which then scores every test of the program -1)"})
         status = 1
     except BaseException as e:  # noqa: BLE001 - the program's exception: the original's -1
-        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        _report_exception(e)
         try:
             import traceback
 

@@ -30,6 +30,7 @@ from .zygote import zygote_main
 DEFAULT_FOLDER_SIZE = 16 * 1024 * 1024  # a private folder's bytes when the client gave no limits
 SPARES = 2  # children forked ahead of time, fenced and waiting for a test
 RUN_BACKSTOP = "backstop"  # why a run was stopped (reported as a timeout)
+RUN_FILES = "files"  # why a run ended: its files met the file-size limit (reported as output_limit)
 EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
 
 
@@ -374,6 +375,8 @@ class Server:
             self._drain(open_fds, out_r, err_r, out_limit)
             if reason is None and len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
+        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp["dir"])):
+            reason = RUN_FILES  # a page of a mapped file it could not have: its folder was full
         return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
 
     def _exit_status(self, pid: int) -> tuple[int, _Usage]:
@@ -465,6 +468,10 @@ class Server:
                                                  f"{lim['timeout'] * lim['backstop']:g} s (own time {own:.2f} s)")
         elif reason == RUN_OUTPUT_LIMIT:
             res.update(status=RUN_OUTPUT_LIMIT, error=f"output limit of {lim['output']} bytes exceeded")
+        elif reason == RUN_FILES or (ready and exc is not None and exc.get("files")):
+            why = str(exc.get("line", "")) if exc is not None else "killed by signal SIGBUS"
+            res.update(status=RUN_OUTPUT_LIMIT, error=f"file-size limit of {lim['file_size']} bytes exceeded (the "
+                                                      f"program's files together, /tmp included): {why}")
         elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and max(cpu, ru.cpu) >= lim["timeout"]):
             res.update(status=RUN_TIMEOUT, error="CPU time limit exceeded")
         elif not ready:
