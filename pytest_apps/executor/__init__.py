@@ -29,6 +29,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
 from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
+from ..core.settings import parse_size
 from . import protocol as _proto
 from .slots import Slot
 
@@ -51,11 +52,12 @@ def _wire(limits: Limits) -> dict:
 
 
 def default_memory() -> int:
-    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set, else 4 GiB (0 = no limit)."""
+    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set (bytes, or a size such as 4G), else 4 GiB (0 = no
+    limit)."""
     raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES", "").strip()
     if raw:
         try:
-            return max(0, int(float(raw)))
+            return parse_size(raw)
         except ValueError:
             pass
     return 4 * GiB

@@ -290,10 +290,25 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         import marshal
 
         code = marshal.loads(blobs[0])
+    except MemoryError as e:
+        _out_of_memory(e)  # within its limit, taking its program in: the program's limit
     except BaseException as e:  # noqa: BLE001
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
     child_main(req, code, blobs[1], main, limits)
+
+
+def _out_of_memory(e: MemoryError) -> None:
+    """What the test brings (its program, its arguments) does not fit in its memory limit, which applies from
+    before the test arrives: the same limit for every format, met by the test, so its verdict (memory limit), never a
+    harness error. Never returns."""
+    try:
+        write_all(3, READY_LINE)
+        write_all(3, b'{"kind": "exception", "memory": true, "line": "MemoryError: the test does not fit in its '
+                     b'memory limit"}\n')
+    except BaseException:  # noqa: BLE001, S110
+        pass
+    os._exit(1)
 
 
 def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | None) -> None:
@@ -317,6 +332,8 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         elif call:
             args = pickle.loads(args_blob)
             _reliability_guard()
+    except MemoryError as e:
+        _out_of_memory(e)  # its arguments (or the apps style's modules) do not fit in its limit
     except BaseException as e:  # noqa: BLE001 - report anything, never run the program half-fenced
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
