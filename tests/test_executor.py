@@ -280,6 +280,17 @@ def test_call_not_serialisable(ex):
     assert o.error == "TypeError: return value of type object is not JSON-serialisable"
 
 
+@pytest.mark.parametrize("style", ["seed", "apps"])
+def test_call_return_value_too_deep(ex, style):
+    """A value nested deeper than can be serialised is refused for its depth, not its type."""
+    src = "def f(n):\n    x = []\n    for _ in range(n):\n        x = [x]\n    return x"
+    o = ex.run_call(P(src), "f", [200_000], style=style)
+    assert o.status == RUN_EXITED and o.exit_code == 1 and o.value_json is None, o
+    assert "nested too deeply" in o.error and "JSON-serialisable" not in o.error, o
+    o = ex.run_call(P(src), "f", [100], style=style)
+    assert o.status == RUN_EXITED and o.exit_code == 0 and o.value_json.count("[") in (101, 102), o
+
+
 def test_call_exception(ex):
     o = ex.run_call(P("def f(x): return x[5]"), "f", [[1]])
     assert o.error == "IndexError: list index out of range"

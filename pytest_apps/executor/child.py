@@ -361,7 +361,10 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
             value = fn(*args)
             try:
                 text = json.dumps(value, default=_plain_value)
-            except (TypeError, ValueError, RecursionError) as e:
+            except RecursionError:  # (json's encoder counts its levels against the recursion limit)
+                raise ValueError(f"return value of type {type(value).__name__} is nested too deeply to serialise "
+                                 f"(deeper than about {sys.getrecursionlimit()} levels)") from None
+            except (TypeError, ValueError) as e:
                 raise TypeError(f"return value of type {type(value).__name__} is not JSON-serialisable") from e
             _report({"kind": "value", "json": text})
     except SystemExit as e:
