@@ -97,8 +97,8 @@ class Server:
                 ours.close()
                 # with the private-tmp layer the zygote keeps its capabilities: each child needs them to enter its
                 # mount namespace, and drops them right after (child.py)
-                zygote_main(theirs, self.pid, self.layers.cgroup_fd, self.layers.drop_caps and self.dirs.private is None,
-                            self.maxfd, self.preload)
+                drop_caps = self.layers.drop_caps and self.dirs.private is None
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -141,7 +141,8 @@ class Server:
             socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
                                                       "limits": self.limits, "landlock": d.ruleset is not None,
                                                       "mntns": d.mntns is not None,
-                                                      "drop_caps": self.layers.drop_caps and d.mntns is not None})], theirs)
+                                                      "drop_caps": self.layers.drop_caps and d.mntns is not None})],
+                            theirs)
         except OSError:
             self._retire(sp)
             raise
