@@ -36,6 +36,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
+from .core.settings import memory_floor, memory_too_small, parse_size
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -208,7 +209,8 @@ class Evaluator:
     """Scores programs on problems with warm executors: one fork server per worker, kept across calls.
 
     Options mirror the plugin's: `timeout` (`--apps-timeout`, seconds of the program's own time per test), `memory`
-    (`--apps-memory`, bytes; None = `$APPS_CALL_BASED_MEMORY_BYTES`, else 4 GiB; 0 = none), `max_tests`
+    (`--apps-memory`: bytes, or a size such as "512M" or "4GiB"; None = `$APPS_CALL_BASED_MEMORY_BYTES`, else 4 GiB;
+    0 = none), `max_tests`
     (`--apps-max-tests`, applied on top of the cap the problems were loaded with; None or 0 or less =
     every loaded test). `fail_fast` stops a problem at its first failing test: the rest do not run,
     the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
@@ -228,7 +230,7 @@ class Evaluator:
         self,
         workers: int | None = None,
         timeout: float = 4.0,
-        memory: int | None = None,
+        memory: int | str | None = None,
         max_tests: int | None = None,
         fail_fast: bool = False,
         judge: str = "seed",
@@ -240,8 +242,14 @@ class Evaluator:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
         if timeout <= 0:
             raise ValueError(f"timeout: {timeout} must be more than 0 seconds")
-        if memory is not None and memory < 0:
-            raise ValueError(f"memory: {memory} is negative; give bytes, or 0 for no limit")
+        if memory is not None:
+            try:
+                memory = parse_size(memory)
+            except ValueError:
+                raise ValueError(f"memory: {memory!r} is not a size; give bytes or a size such as 512M, 4G or 4GiB "
+                                 "(0 for no limit)") from None
+            if memory and memory < memory_floor(judge):
+                raise ValueError(memory_too_small("memory", memory, judge))
         if judge not in PROFILES:
             raise ValueError(f"judge: unknown judge {judge!r}; use {' or '.join(PROFILES)}")
         if checkers is not None and str(checkers) != BUILTIN and not os.path.isdir(checkers):

@@ -192,7 +192,8 @@ def test_clean_env_and_workdir(ex):
 
 
 def test_exact_env_and_stdio_objects(ex):
-    """The environment is exactly the fixed one with HOME and TMPDIR at the work directory, and the text
+    """The environment is exactly the fixed one with HOME and TMPDIR at the work directory (a new one per test,
+    or the test's own folder seen as /tmp with the private-tmp layer), and the text
     streams (built once in the server, copied into each child) behave like fresh ones over the child's own
     files: a seekable stdin, unseekable pipes for stdout and stderr, nothing carried over from a previous
     test (unflushed output, read-ahead input, position)."""
@@ -217,7 +218,10 @@ def test_exact_env_and_stdio_objects(ex):
         assert rest == [True, False, False, f"in{i}", 3, False, True, "strict", "backslashreplace", "utf-8",
                         True, True, True]
         seen.append(cwd)
-    assert len(set(seen)) == 3
+    if "private-tmp" in ex.isolation():  # each test's own folder, seen as /tmp (tests/test_tmp.py)
+        assert seen == ["/tmp"] * 3
+    else:
+        assert len(set(seen)) == 3
 
 
 def test_fds_closed(ex):
@@ -239,8 +243,9 @@ def test_workdir_is_writable_and_fresh(ex):
 def test_file_size_limit():
     with Executor(Limits(timeout=2, file_size=1000)) as ex:
         o = ex.run_stdin(P("with open('f', 'wb') as f:\n    f.write(b'x' * 5000)"), "")
-        assert o.status == RUN_EXITED and o.exit_code == 1
-        assert "File too large" in o.error
+        # a limit met, as SIGXFSZ is (tests/test_tmp.py); the exception says which
+        assert o.status == RUN_OUTPUT_LIMIT and o.exit_code == 1
+        assert "file-size limit of 1000 bytes" in o.error and "File too large" in o.error
 
 
 # -- call-based ---------------------------------------------------------------------------------------
@@ -274,6 +279,17 @@ def test_call_not_serialisable(ex):
     o = ex.run_call(P("def f(): return object()"), "f", [])
     assert o.value_json is None
     assert o.error == "TypeError: return value of type object is not JSON-serialisable"
+
+
+@pytest.mark.parametrize("style", ["seed", "apps"])
+def test_call_return_value_too_deep(ex, style):
+    """A value nested deeper than can be serialised is refused for its depth, not its type."""
+    src = "def f(n):\n    x = []\n    for _ in range(n):\n        x = [x]\n    return x"
+    o = ex.run_call(P(src), "f", [200_000], style=style)
+    assert o.status == RUN_EXITED and o.exit_code == 1 and o.value_json is None, o
+    assert "nested too deeply" in o.error and "JSON-serialisable" not in o.error, o
+    o = ex.run_call(P(src), "f", [100], style=style)
+    assert o.status == RUN_EXITED and o.exit_code == 0 and o.value_json.count("[") in (101, 102), o
 
 
 def test_call_exception(ex):

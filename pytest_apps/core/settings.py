@@ -20,6 +20,47 @@ LIMIT_MODES = ("fixed", "row")  # --apps-limits
 NEEDS_CHECKER_MODES = ("score", "exclude")  # --apps-needs-checker
 
 
+# The least address space a test's child starts a program in (its interpreter's own mappings included, numpy's too
+# under the apps judge), with room for a small program: below it every test would fail, or pass by luck.
+MIN_MEMORY = 64 << 20
+MIN_MEMORY_APPS = 256 << 20
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: Any) -> int:
+    """Bytes from `text`: a whole number of bytes, or a number with a unit K, M, G or T (powers of 1024, written
+    alone or with B or iB, any case: 512M, 4G, 4GiB, 1.5gb). ValueError for anything else."""
+    import re
+
+    if isinstance(text, bool):
+        raise ValueError(text)
+    if isinstance(text, int):
+        value = text
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(i?b)?|(b))?\s*", str(text), re.IGNORECASE)
+        if not m:
+            raise ValueError(text)
+        unit = (m.group(2) or "").lower()
+        if not unit and "." in m.group(1):
+            raise ValueError(text)  # a fraction of a byte
+        value = int(float(m.group(1)) * _UNITS[unit])
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def size_text(n: int) -> str:
+    """512M, 4G, 1.5G, 1000 (bytes): how a size is written back in messages."""
+    for unit, factor in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= factor and (n * 10) % factor == 0:
+            return f"{n / factor:g}{unit}"
+    return str(n)
+
+
+def memory_floor(judge: str) -> int:
+    return MIN_MEMORY_APPS if judge == "apps" else MIN_MEMORY
+
+
 class OptionError(Exception):
     """A bad option value; the message is one line naming the option and what to do."""
 
@@ -28,7 +69,7 @@ class OptionError(Exception):
 class Option:
     name: str  # without the --apps- prefix; the ini name is apps_<name with _>
     help: str
-    kind: str = "str"  # str | int | float | bool | list
+    kind: str = "str"  # str | int | float | bool | list | bytes (a size: parse_size)
     default: Any = None
     metavar: str | None = None
     selects: bool = True  # giving it on the command line implies --apps
@@ -90,8 +131,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout-scale", "Multiply every time limit by F (e.g. on a machine slower than the one a result was "
            "measured on; compare the reports' machine speed figures) (default 1).", kind="float", default=1.0,
            metavar="F", selects=False),
-    Option("memory", "Address-space limit per test in bytes (default $APPS_CALL_BASED_MEMORY_BYTES, "
-           "else 4 GiB; 0 for none).", kind="int", metavar="BYTES", selects=False),
+    Option("memory", "Address-space limit per test, for every format: bytes or a size such as 512M, 4G or 4GiB "
+           "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps); default "
+           "$APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 for none.", kind="bytes", metavar="SIZE", selects=False),
     Option("limits", "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
            "numbers are); row: a problem whose row gives a time_limit / memory_limit (TACO) runs under its own "
            "(the time scaled by --apps-timeout-scale; memory as peak resident size), the others under the fixed "
@@ -282,6 +324,12 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
 
 
 def _convert(opt: Option, raw: Any, source: str) -> Any:
+    if opt.kind == "bytes":
+        try:
+            return parse_size(raw)
+        except ValueError:
+            raise OptionError(f"{source}: {raw!r} is not a size; give bytes or a size such as 512M, 4G or 4GiB "
+                              "(0 for no limit)") from None
     try:
         if opt.kind == "int":
             return int(raw)
@@ -304,10 +352,10 @@ def _memory_from_env() -> int | None:
     if not raw:
         return None
     try:
-        return int(raw)
+        return parse_size(raw)
     except ValueError:
         raise OptionError(
-            f"APPS_CALL_BASED_MEMORY_BYTES={raw!r} is not a whole number of bytes; fix or unset it"
+            f"APPS_CALL_BASED_MEMORY_BYTES={raw!r} is not a size (bytes, or e.g. 512M, 4G); fix or unset it"
         ) from None
 
 
@@ -322,6 +370,8 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-timeout-scale: {s.timeout_scale} must be more than 0 (1 keeps the limits)")
     if s.memory is not None and s.memory < 0:
         raise OptionError(f"--apps-memory: {s.memory} is negative; give bytes, or 0 for no limit")
+    if s.memory and s.memory < memory_floor(s.judge):
+        raise OptionError(memory_too_small("--apps-memory", s.memory, s.judge))
     if s.select not in ("all", "most-common"):
         raise OptionError(f"--apps-select: unknown mode {s.select!r}; use all or most-common")
     if s.cpu_pinning not in PINNING_MODES:
@@ -356,6 +406,15 @@ def _check(s: Settings) -> None:
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
         raise OptionError(f"--apps-checkers: {s.path(s.checkers)} is not a folder; give a folder of "
                           "<problem_id>.py checkers, or 'builtin'")
+
+
+def memory_too_small(name: str, memory: int, judge: str) -> str:
+    """The one line refusing a memory limit below the floor: what was given and the least that works."""
+    floor = size_text(memory_floor(judge))
+    why = " (the apps judge's harness loads numpy)" if judge == "apps" else ""
+    given = size_text(memory)
+    given = given if given[-1].isalpha() else f"{given} bytes"
+    return f"{name}: {given} is too small to start a Python program; give at least {floor}{why}, or 0 for no limit"
 
 
 def parse_only(values: Iterable[str]) -> list[str]:

@@ -31,6 +31,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
 from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
+from ..core.settings import parse_size
 from . import protocol as _proto
 from .slots import Slot
 
@@ -53,11 +54,12 @@ def _wire(limits: Limits) -> dict:
 
 
 def default_memory() -> int:
-    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set, else 4 GiB (0 = no limit)."""
+    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set (bytes, or a size such as 4G), else 4 GiB (0 = no
+    limit)."""
     raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES", "").strip()
     if raw:
         try:
-            return max(0, int(float(raw)))
+            return parse_size(raw)
         except ValueError:
             pass
     return 4 * GiB
@@ -112,6 +114,7 @@ class Executor:
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
         self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
+        self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
         self._layers: list[str] = []
         self._layer_errors: dict[str, str] = {}
         self._leftovers: tuple[str | None, str | None] = (None, None)
@@ -198,7 +201,7 @@ class Executor:
 
     # -- internals ----------------------------------------------------------------------------------
     def _ensure_server(self) -> subprocess.Popen:
-        if self._proc is not None and self._proc.poll() is None:
+        if self._proc is not None and self._proc.poll() is None and not self._dying():
             return self._proc
         self._stop_server()
         proc = subprocess.Popen(
@@ -228,7 +231,19 @@ class Executor:
         self.pinned = hello.get("cpu")
         return proc
 
+    def _dying(self) -> bool:
+        """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests
+        takes a while to be gone (its mount namespaces end first) and is then restarted at once, not sent a test."""
+        try:
+            if self._stat_fd is None:
+                self._stat_fd = os.open(f"/proc/{self._proc.pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            stat = os.pread(self._stat_fd, 1024, 0)
+            return bool(int(stat.rsplit(b")", 1)[1].split()[6]) & 0x4)
+        except (OSError, ValueError, IndexError):
+            return False  # (no /proc: poll() alone decides)
+
     def _stop_server(self) -> None:
+        self._close_stat()
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -246,7 +261,13 @@ class Executor:
         except Exception:  # noqa: BLE001
             pass
 
+    def _close_stat(self) -> None:
+        fd, self._stat_fd = self._stat_fd, None
+        if fd is not None:
+            os.close(fd)
+
     def _kill_server(self) -> None:
+        self._close_stat()
         proc, self._proc = self._proc, None
         if proc is None:
             return

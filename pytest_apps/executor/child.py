@@ -17,7 +17,7 @@ import resource
 import signal
 import sys
 
-from .fence import PR_SET_PDEATHSIG, apply_limits, landlock_restrict, prctl
+from .fence import CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, drop_capabilities, landlock_restrict, prctl, setns
 from .protocol import HARNESS_EXIT, READY_LINE, recv_go, write_all
 
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
@@ -41,6 +41,15 @@ def _exception_line(exc: BaseException) -> str:
         return traceback.format_exception_only(type(exc), exc)[-1].strip()
     except BaseException:
         return type(exc).__name__
+
+
+def _report_exception(e: BaseException) -> None:
+    """The program's uncaught exception: its last line, and whether it is a limit's (no memory left; a file, or the
+    private folder, at the file-size limit: EFBIG, ENOSPC)."""
+    msg = {"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)}
+    if isinstance(e, OSError) and e.errno in (27, 28, 122):  # EFBIG, ENOSPC, EDQUOT
+        msg["files"] = True
+    _report(msg)
 
 
 def _make_stdio() -> tuple:
@@ -129,7 +138,7 @@ def _disabled(module, name: str):
 
     if isinstance(real, type):  # a class stays a class, so that an imported module may still subclass it
         def __init__(self, *args, **kwargs):
-            if not _importing():
+            if not _importing() and not _for_the_library():
                 raise TypeError(message)
             real.__init__(self, *args, **kwargs)
 
@@ -137,13 +146,35 @@ def _disabled(module, name: str):
                                              "__qualname__": real.__qualname__, "__doc__": real.__doc__})
 
     def disabled(*args, **kwargs):
-        if not _importing():
+        if not _importing() and not _for_the_library():
             raise TypeError(message)
         return real(*args, **kwargs)
 
     disabled.__name__ = disabled.__qualname__ = name
     disabled.__dict__.update(getattr(real, "__dict__", {}))  # e.g. shutil.rmtree.avoids_symlink_attacks
     return disabled
+
+
+# The standard library's modules that a program may use although they call disabled functions for it: `tempfile`
+# removes the files it made, `multiprocessing` forks and stops its workers and removes its semaphores.
+_LIBRARY = os.path.dirname(os.__file__) + os.sep
+_FOR_THE_PROGRAM = (_LIBRARY + "tempfile.py", _LIBRARY + "multiprocessing" + os.sep)
+
+
+def _for_the_library() -> bool:
+    """Whether a disabled function is called by `tempfile` or `multiprocessing` on the program's behalf: on the
+    way up the stack from the call, one of their frames comes before any frame of the program's own code (only
+    the standard library's and this module's frames between)."""
+    frame = sys._getframe(2)
+    own = __file__
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_FOR_THE_PROGRAM):
+            return True
+        if not (name.startswith(_LIBRARY) or name == own) or "site-packages" in name:
+            return False
+        frame = frame.f_back
+    return False
 
 
 def _importing() -> bool:
@@ -219,8 +250,8 @@ def _system_exit_status(e: SystemExit) -> int:
 
 def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
     """Right after the zygote's fork: fence and set up what does not depend on the test, then wait for it.
-    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (optional)], all numbered >= 5.
-    Never returns."""
+    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (cfg "landlock"), mount namespace
+    (cfg "mntns")], all numbered >= 5. Never returns."""
     try:
         os.setpgid(0, 0)  # its own process group, which the server kills as a whole
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -229,8 +260,13 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         for target in (0, 1, 2, 3):
             os.dup2(fds[target], target, inheritable=True)
         os.dup2(fds[4], 4, inheritable=False)
-        if len(fds) > 5:
-            landlock_restrict(fds[5])  # a domain of its own: only its directory, no signals beyond itself
+        extra = fds[5:]
+        if cfg.get("mntns"):
+            setns(extra.pop(), CLONE_NEWNS)  # its folder is its /tmp and /dev/shm (workdirs.py)
+        if cfg.get("drop_caps"):
+            drop_capabilities()
+        if cfg.get("landlock"):
+            landlock_restrict(extra[0])  # a domain of its own: only its directory, no signals beyond itself
         os.closerange(5, maxfd)
         workdir = cfg["workdir"]
         os.chdir(workdir)
@@ -254,10 +290,25 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         import marshal
 
         code = marshal.loads(blobs[0])
+    except MemoryError as e:
+        _out_of_memory(e)  # within its limit, taking its program in: the program's limit
     except BaseException as e:  # noqa: BLE001
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
     child_main(req, code, blobs[1], main, limits)
+
+
+def _out_of_memory(e: MemoryError) -> None:
+    """What the test brings (its program, its arguments) does not fit in its memory limit, which applies from
+    before the test arrives: the same limit for every format, met by the test, so its verdict (memory limit), never a
+    harness error. Never returns."""
+    try:
+        write_all(3, READY_LINE)
+        write_all(3, b'{"kind": "exception", "memory": true, "line": "MemoryError: the test does not fit in its '
+                     b'memory limit"}\n')
+    except BaseException:  # noqa: BLE001, S110
+        pass
+    os._exit(1)
 
 
 def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | None) -> None:
@@ -281,6 +332,8 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         elif call:
             args = pickle.loads(args_blob)
             _reliability_guard()
+    except MemoryError as e:
+        _out_of_memory(e)  # its arguments (or the apps style's modules) do not fit in its limit
     except BaseException as e:  # noqa: BLE001 - report anything, never run the program half-fenced
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
@@ -308,13 +361,16 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
             value = fn(*args)
             try:
                 text = json.dumps(value, default=_plain_value)
-            except (TypeError, ValueError, RecursionError) as e:
+            except RecursionError:  # (json's encoder counts its levels against the recursion limit)
+                raise ValueError(f"return value of type {type(value).__name__} is nested too deeply to serialise "
+                                 f"(deeper than about {sys.getrecursionlimit()} levels)") from None
+            except (TypeError, ValueError) as e:
                 raise TypeError(f"return value of type {type(value).__name__} is not JSON-serialisable") from e
             _report({"kind": "value", "json": text})
     except SystemExit as e:
         status = _system_exit_status(e)
     except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
-        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        _report_exception(e)
         try:
             tb = e.__traceback__
             tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
@@ -379,7 +435,7 @@ def _apps_main(req: dict, code, payload, out_fd: int) -> None:
                  "line": f"{e} (escaped the original harness, which then scores every test of the program -1)"})
         status = 1
     except BaseException as e:  # noqa: BLE001 - the program's exception: the original's -1
-        _report({"kind": "exception", "memory": isinstance(e, MemoryError), "line": _exception_line(e)})
+        _report_exception(e)
         try:
             import traceback
 

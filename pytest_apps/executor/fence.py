@@ -11,8 +11,16 @@ import resource
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MNT_DETACH = 0x2
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -30,6 +38,33 @@ def prctl(option: int, arg2: int = 0) -> None:
     if libc.prctl(option, arg2, 0, 0, 0) != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"prctl({option}): {os.strerror(e)}")
+
+
+def unshare(flags: int) -> None:
+    if libc.unshare(flags) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"unshare: {os.strerror(e)}")
+
+
+def setns(fd: int, nstype: int) -> None:
+    if libc.setns(fd, nstype) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"setns: {os.strerror(e)}")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    if libc.mount(None if source is None else os.fsencode(source), os.fsencode(target),
+                  None if fstype is None else fstype.encode(), ctypes.c_ulong(flags),
+                  None if data is None else data.encode()) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"mount {target}: {os.strerror(e)}")
+
+
+def umount(target: str) -> None:
+    """Detach `target` (lazily: what still uses it keeps it until it lets go)."""
+    if libc.umount2(os.fsencode(target), MNT_DETACH) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"umount {target}: {os.strerror(e)}")
 
 
 _CAPSET_ARGS = ((ctypes.c_uint32 * 2)(0x20080522, 0), (ctypes.c_uint32 * 6)())

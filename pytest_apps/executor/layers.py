@@ -1,7 +1,8 @@
 """The optional isolation layers, each probed once in the server; a failure only removes the layer.
 
-No network (a network namespace, in a user namespace when not root), a pids cgroup (root only), no
-capabilities (root only), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
+No network (a network namespace, in a user namespace when not root), a private /tmp and /dev/shm per test
+(a mount namespace of the server's own, then one per work folder: workdirs.py), a pids cgroup (root only),
+no capabilities (root only), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
 the report header.
 """
 
@@ -13,7 +14,7 @@ import os
 import sys
 
 from . import fence
-from .fence import CLONE_NEWNET, CLONE_NEWUSER, LandlockRules
+from .fence import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_PRIVATE, MS_REC, LandlockRules
 
 BASE_LAYERS = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
 
@@ -26,6 +27,7 @@ class Layers:
         self.drop_caps = False
         self.cgroup_dir: str | None = None
         self.cgroup_fd: int | None = None
+        self.own_mounts = False  # the server has a mount namespace of its own, private to it
 
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
@@ -46,6 +48,12 @@ class Layers:
             self.names.append("netns")
         except OSError as e:
             self.errors["netns"] = str(e)
+        try:  # after the user namespace's maps: its tmpfs files then belong to our own uid
+            fence.unshare(CLONE_NEWNS)
+            fence.mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the machine's view
+            self.own_mounts = True
+        except OSError as e:
+            self.errors["private-tmp"] = str(e)
         if os.geteuid() == 0 and processes > 0:
             self._setup_pids_cgroup(processes + extra_pids)
         if os.geteuid() == 0 and _probe(drop_caps=True):
@@ -69,6 +77,32 @@ class Layers:
                 rules.close()
         except OSError as e:
             self.errors["landlock"] = str(e)
+
+    def setup_private_tmp(self, dirs, size: int) -> None:
+        """The private-tmp layer (workdirs.PrivateTmp), if a fenced child can use it: `dirs` keeps it."""
+        if not self.own_mounts:
+            return
+        from .workdirs import PrivateTmp
+
+        try:
+            dirs.private = PrivateTmp()
+            d = dirs.take(size)
+            try:
+                ok = _probe(landlock_fd=d.ruleset, drop_caps=self.drop_caps, mntns_fd=d.mntns)
+            finally:
+                dirs.recycle(d)
+        except OSError as e:
+            ok = False
+            self.errors["private-tmp"] = str(e)
+        if ok:
+            self.names.append("private-tmp")
+            return
+        self.errors.setdefault("private-tmp", "a fenced child could not use its own /tmp and /dev/shm")
+        while dirs.free:
+            dirs.drop(dirs.free.pop())
+        if dirs.private is not None:
+            dirs.private.close()
+            dirs.private = None
 
     def _setup_pids_cgroup(self, pids_max: int) -> None:
         for root in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
@@ -127,6 +161,8 @@ def _probe(**fenced) -> bool:
     if pid == 0:
         try:
             fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
+            if fenced.get("mntns_fd") is not None:
+                fence.setns(fenced["mntns_fd"], CLONE_NEWNS)
             if fenced.get("drop_caps"):
                 fence.drop_capabilities()
             if fenced.get("landlock_fd") is not None:
@@ -136,6 +172,11 @@ def _probe(**fenced) -> bool:
                     os._exit(3)
                 except OSError:
                     pass
+            if fenced.get("mntns_fd") is not None:  # its folder is /tmp and /dev/shm, and nothing else is
+                with open("/tmp/probe", "w") as f:
+                    f.write("x")
+                if os.path.isdir("/dev/shm") and not os.path.exists("/dev/shm/probe"):
+                    os._exit(4)
             import email.mime.text  # noqa: F401 - a stdlib import that is not preloaded
 
             os._exit(0)

@@ -27,8 +27,10 @@ from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_
                        RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
 from .zygote import zygote_main
 
+DEFAULT_FOLDER_SIZE = 16 * 1024 * 1024  # a private folder's bytes when the client gave no limits
 SPARES = 2  # children forked ahead of time, fenced and waiting for a test
 RUN_BACKSTOP = "backstop"  # why a run was stopped (reported as a timeout)
+RUN_FILES = "files"  # why a run ended: its files met the file-size limit (reported as output_limit)
 EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
 
 
@@ -72,7 +74,7 @@ class Server:
         self.forking: list[dict] = []  # requested and not yet answered, in order (retired ones included)
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
         self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
-        self.trash: list[tuple] = []  # their work directories, (path, its Landlock ruleset fd or None)
+        self.trash: list[workdirs.WorkDir] = []  # their work directories
         self.preload: tuple[str, ...] = ()  # modules the zygote loads besides its own list
 
     def setup_layers(self, processes: int) -> None:
@@ -80,6 +82,11 @@ class Server:
         # tests, and up to two children that have exited and wait to be reaped
         self.layers.setup(self.base, processes, extra_pids=1 + SPARES + 2)
         self.dirs.landlock = self.layers.landlock
+        self.layers.setup_private_tmp(self.dirs, self._folder_size())
+
+    def _folder_size(self) -> int:
+        """Bytes a test's private folder holds at most: the file-size limit (every file it writes together)."""
+        return int((self.limits or {}).get("file_size") or DEFAULT_FOLDER_SIZE)
 
     # -- the zygote and its children ------------------------------------------------------------------
     def start_zygote(self) -> None:
@@ -88,7 +95,10 @@ class Server:
         if pid == 0:
             try:
                 ours.close()
-                zygote_main(theirs, self.pid, self.layers.cgroup_fd, self.layers.drop_caps, self.maxfd, self.preload)
+                # with the private-tmp layer the zygote keeps its capabilities: each child needs them to enter its
+                # mount namespace, and drops them right after (child.py)
+                drop_caps = self.layers.drop_caps and self.dirs.private is None
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -113,8 +123,8 @@ class Server:
     def _request_spare(self) -> None:
         if self.ctl is None:
             self.start_zygote()
-        workdir, ruleset = self.dirs.take()
-        sp = {"workdir": workdir, "ruleset": ruleset, "pid": None, "pidfd": None}
+        d = self.dirs.take(self._folder_size())
+        sp = {"dir": d, "pid": None, "pidfd": None}
         theirs = []
         try:
             sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
@@ -124,10 +134,15 @@ class Server:
                 theirs.append(w)
             r, sp["go_w"] = os.pipe2(os.O_CLOEXEC)
             theirs.append(r)
-            if ruleset is not None:
-                theirs.append(ruleset)  # the zygote gets a copy; ours stays with the directory
+            for fd in (d.ruleset, d.mntns):  # the zygote gets copies; ours stay with the directory
+                if fd is not None:
+                    theirs.append(fd)
+            workdir = d.child_path
             socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
-                                                      "limits": self.limits})], theirs)
+                                                      "limits": self.limits, "landlock": d.ruleset is not None,
+                                                      "mntns": d.mntns is not None,
+                                                      "drop_caps": self.layers.drop_caps and d.mntns is not None})],
+                            theirs)
         except OSError:
             self._retire(sp)
             raise
@@ -206,7 +221,7 @@ class Server:
                     os.close(fd)
                 except OSError:
                     pass
-        self.dirs.drop(sp["workdir"], sp.get("ruleset"))
+        self.dirs.drop(sp["dir"])
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -234,7 +249,7 @@ class Server:
                 fd = sp.pop(k, None)
                 if fd is not None:
                     os.close(fd)
-            self.trash.append((sp["workdir"], sp["ruleset"]))
+            self.trash.append(sp["dir"])
             self.ended.append(sp)
 
     def settle(self, timeout: float = EXIT_WAIT) -> None:
@@ -254,7 +269,7 @@ class Server:
         self.ended.clear()
         self._sweep()
         while self.trash:
-            self.dirs.recycle(*self.trash.pop())
+            self.dirs.recycle(self.trash.pop())
 
     def after_run(self) -> None:
         """Off the critical path (after the answer is sent): ask for the spares of the next tests."""
@@ -361,6 +376,8 @@ class Server:
             self._drain(open_fds, out_r, err_r, out_limit)
             if reason is None and len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
+        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp["dir"])):
+            reason = RUN_FILES  # a page of a mapped file it could not have: its folder was full
         return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
 
     def _exit_status(self, pid: int) -> tuple[int, _Usage]:
@@ -452,6 +469,10 @@ class Server:
                                                  f"{lim['timeout'] * lim['backstop']:g} s (own time {own:.2f} s)")
         elif reason == RUN_OUTPUT_LIMIT:
             res.update(status=RUN_OUTPUT_LIMIT, error=f"output limit of {lim['output']} bytes exceeded")
+        elif reason == RUN_FILES or (ready and exc is not None and exc.get("files")):
+            why = str(exc.get("line", "")) if exc is not None else "killed by signal SIGBUS"
+            res.update(status=RUN_OUTPUT_LIMIT, error=f"file-size limit of {lim['file_size']} bytes exceeded (the "
+                                                      f"program's files together, /tmp included): {why}")
         elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and max(cpu, ru.cpu) >= lim["timeout"]):
             res.update(status=RUN_TIMEOUT, error="CPU time limit exceeded")
         elif not ready:

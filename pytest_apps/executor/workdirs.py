@@ -3,6 +3,13 @@
 A ruleset is bound to its folder's inode, so a folder is kept, emptied once its test (and everything the
 test started) is gone, and handed to a later child, ruleset and all, instead of making both anew for each
 test. Emptying never follows a symlink a program left behind.
+
+With the private-tmp layer (`PrivateTmp`) each folder is a tmpfs of its own, of at most the file-size limit,
+with a mount namespace of its own in which that tmpfs is also `/tmp` and `/dev/shm`: the child enters the
+namespace (setns) and works in `/tmp`, so that `tempfile`, `TMPDIR`, `/tmp` and `multiprocessing`'s
+semaphores and shared memory all land in its own folder. Namespace and tmpfs are made once per folder and
+kept with it, like its ruleset: making a mount namespace is cheap, but ending one waits for an RCU grace
+period (about 1.5 ms here), which a child that had its own would add to every test.
 """
 
 from __future__ import annotations
@@ -13,9 +20,67 @@ import shutil
 import stat
 import tempfile
 
-from .fence import LandlockRules
+from . import fence
+from .fence import CLONE_NEWNS, MS_BIND, MS_NODEV, MS_NOSUID, MS_REMOUNT, LandlockRules
 
 PREFIX = "pytest-apps-exec-"
+CHILD_TMP = "/tmp"  # where a child of the private-tmp layer finds its folder (and works)
+INODES = 16384  # files and folders a test may make in its private tmpfs (each costs the kernel memory)
+
+
+class WorkDir:
+    """One folder: its path (in the server's view), its Landlock ruleset fd, and with the private-tmp layer its
+    mount namespace fd and tmpfs size."""
+
+    __slots__ = ("path", "ruleset", "mntns", "size")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.ruleset: int | None = None
+        self.mntns: int | None = None
+        self.size = 0  # bytes of its tmpfs; 0 = a plain folder
+
+    @property
+    def child_path(self) -> str:
+        """Where the child works: the folder is its /tmp when it has a namespace of its own."""
+        return CHILD_TMP if self.mntns is not None else self.path
+
+
+class PrivateTmp:
+    """Makes a folder a tmpfs and gives it a mount namespace where that tmpfs is /tmp and /dev/shm too. The
+    server runs in a mount namespace of its own (layers.py): nothing mounted here is seen outside it, and all
+    of it goes when the server's processes are gone."""
+
+    def __init__(self) -> None:
+        self.home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)  # the server's own namespace
+
+    def setup(self, d: WorkDir, size: int) -> None:
+        fence.mount("tmpfs", d.path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},nr_inodes={INODES},mode=0700")
+        d.size = size
+        d.mntns = self._namespace(d.path)
+
+    def resize(self, d: WorkDir, size: int) -> None:
+        fence.mount(None, d.path, None, MS_REMOUNT | MS_NOSUID | MS_NODEV, f"size={size}")
+        d.size = size
+
+    def _namespace(self, path: str) -> int:
+        """A new mount namespace, a copy of the server's, with `path` bound on /dev/shm and /tmp; its fd."""
+        cwd = os.open(".", os.O_PATH | os.O_CLOEXEC)
+        try:
+            fence.unshare(CLONE_NEWNS)
+            try:
+                if os.path.isdir("/dev/shm"):
+                    fence.mount(path, "/dev/shm", None, MS_BIND)
+                fence.mount(path, CHILD_TMP, None, MS_BIND)  # last: `path` may lie under /tmp
+                return os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+            finally:
+                fence.setns(self.home, CLONE_NEWNS)  # (which also sets the root and the working directory)
+                os.fchdir(cwd)
+        finally:
+            os.close(cwd)
+
+    def close(self) -> None:
+        os.close(self.home)
 
 
 class WorkDirs:
@@ -23,24 +88,38 @@ class WorkDirs:
         self.base = base
         self.keep = keep  # emptied folders kept for reuse
         self.landlock: LandlockRules | None = None
+        self.private: PrivateTmp | None = None
         self.counter = 0
-        self.free: list[tuple[str, int | None]] = []
+        self.free: list[WorkDir] = []
 
-    def take(self) -> tuple[str, int | None]:
-        """An empty folder and its Landlock ruleset fd (None without Landlock)."""
-        if self.free:
-            return self.free.pop()
+    def take(self, size: int) -> WorkDir:
+        """An empty folder with its Landlock ruleset (None without Landlock) and, with the private-tmp layer,
+        its namespace and a tmpfs of `size` bytes."""
+        while self.free:
+            d = self.free.pop()
+            if d.mntns is None or d.size == size:
+                return d
+            try:
+                self.private.resize(d, size)
+                return d
+            except OSError:
+                self.drop(d)
         self.counter += 1
-        path = os.path.join(self.base, f"run{self.counter}")
-        os.mkdir(path, 0o700)
+        d = WorkDir(os.path.join(self.base, f"run{self.counter}"))
+        os.mkdir(d.path, 0o700)
         try:
-            return path, (self.landlock.for_workdir(path) if self.landlock is not None else None)
+            if self.private is not None:
+                self.private.setup(d, size)
+            if self.landlock is not None:
+                d.ruleset = self.landlock.for_workdir(d.path)  # (the tmpfs's root, once mounted)
         except OSError:
-            os.rmdir(path)
+            self.drop(d)
             raise
+        return d
 
-    def recycle(self, path: str, ruleset: int | None) -> None:
+    def recycle(self, d: WorkDir) -> None:
         """Its test and everything the test started are gone: empty the folder for another test."""
+        path = d.path
         try:
             st = os.lstat(path)
             if not stat.S_ISDIR(st.st_mode):  # replaced (possible only without Landlock)
@@ -52,20 +131,31 @@ class WorkDirs:
                 if os.listdir(path):
                     raise OSError("could not be emptied")
             if len(self.free) < self.keep:
-                self.free.append((path, ruleset))
+                self.free.append(d)
                 return
         except OSError:
             pass
-        self.drop(path, ruleset)
+        self.drop(d)
 
-    def drop(self, path: str, ruleset: int | None) -> None:
-        if ruleset is not None:
-            os.close(ruleset)
-        remove(path)
+    def drop(self, d: WorkDir) -> None:
+        for fd in (d.ruleset, d.mntns):
+            if fd is not None:
+                os.close(fd)
+        d.ruleset = d.mntns = None
+        if d.size:
+            d.size = 0
+            try:
+                fence.umount(d.path)  # its namespace is gone with its fd: this was the tmpfs's last mount
+            except OSError:
+                pass
+        remove(d.path)
 
     def close(self) -> None:
         while self.free:
-            self.drop(*self.free.pop())
+            self.drop(self.free.pop())
+        if self.private is not None:
+            self.private.close()
+            self.private = None
         shutil.rmtree(self.base, ignore_errors=True)
 
 
@@ -120,3 +210,14 @@ def remove_stale() -> None:
                 pass
         else:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def full(d: WorkDir) -> bool:
+    """Whether the folder's tmpfs has (almost) no room left: no block of 64 KiB, or no inode."""
+    if not d.size:
+        return False
+    try:
+        st = os.statvfs(d.path)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 65536 or st.f_favail == 0

@@ -75,7 +75,7 @@ def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, dro
         os.umask(0o022)
         prepare_child_state()
         prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if drop_caps:
+        if drop_caps:  # else each child drops them, once it has entered its mount namespace (child.py)
             drop_capabilities()
         gc.collect()
         gc.freeze()  # the collector leaves what is here alone: no page touched by it after a fork
