@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import execnet
 import pytest
@@ -22,7 +23,7 @@ from xdist.dsession import DSession
 from xdist.scheduler import LoadScopeScheduling
 
 from conftest import junit_outcomes, read_report, run
-from pytest_apps.plugin import gateways, nodeids
+from pytest_apps.plugin import gateways, nodeids, remote
 from pytest_apps.plugin.nodeids import Argument, FileIds
 
 
@@ -247,6 +248,41 @@ def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
     assert again.parseoutcomes() == local.parseoutcomes()
     assert again.parseoutcomes()["failed"] == first.parseoutcomes()["failed"]
     assert "passed" not in again.parseoutcomes()
+
+
+class NodeIdLike:
+    """A last failure's key as pytest >= 9.2 holds it: an object of its own whose text is the node id."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def test_the_last_failures_reach_remote_workers_as_plain_text() -> None:
+    """execnet serialises only plain data: the controller's last failures go as node id text."""
+    failures = {NodeIdLike("solutions/900001.py::test_0"): True, "solutions/900002.py::test_1": True}
+    lfplugin = SimpleNamespace(active=True, lastfailed=failures)
+    config = SimpleNamespace(getoption=lambda name, default=None: default,
+                             pluginmanager=SimpleNamespace(get_plugin=lambda name: lfplugin))
+    options = remote.controller_options(config)
+    assert options["lastfailed"] == {"solutions/900001.py::test_0": True, "solutions/900002.py::test_1": True}
+    assert execnet.loads(execnet.dumps(options)) == options
+
+
+def test_a_remote_worker_keys_the_last_failures_as_its_pytest_reads_them(pytester: pytest.Pytester) -> None:
+    nodeid = "solutions/900001.py::test_0"
+    pytester.makeini("[pytest]\n")
+    config = pytester.parseconfigure()
+    config.cache.set("cache/lastfailed", {nodeid: True})
+    own = type(config.pluginmanager.get_plugin("lfplugin"))(config).lastfailed  # as pytest reads its cache
+    assert own
+    keyed = remote.lastfailed_keyed({nodeid: True})
+    assert keyed == own and [type(k) for k in keyed] == [type(k) for k in own]
 
 
 def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(
