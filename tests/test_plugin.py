@@ -232,7 +232,7 @@ def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project:
     rows[3]["question"] = ""
     path = sample_project.path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{truncated\n")
-    result = run(sample_project, "--apps-dataset", "rows.jsonl")
+    result = run(sample_project, "--apps-dataset", "rows.jsonl", "--apps-split=train")
     report = read_report(sample_project)
     assert report["summary"]["skipped_rows"] == 3
     assert report["summary"]["skipped_reasons"] == {
@@ -242,6 +242,18 @@ def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project:
     broken = next(p for p in report["problems"] if p["id"] == "900003")
     assert broken["verdict"] == "broken" and "differ in length" in broken["reason"]
     result.stdout.fnmatch_lines(["skipped rows: 3 *"])
+    # each bad input has its line in the terminal, naming where it is and what to do
+    where = str(path)
+    result.stdout.fnmatch_lines([f"apps: dataset {where} (one file: no splits)*"])
+    result.stdout.fnmatch_lines([
+        "*= APPS summary =*",
+        f"--apps-split=train does not apply: {where} is one file and all of its rows were read; drop --apps-split*",
+        f"skipped row 1 (problem 900002) of {where}: input_output is not JSON (*); fix that row*",
+        f"skipped row 3 (problem 900004) of {where}: empty question; fix that row*",
+        f"skipped {where} line 7: not JSON (*); fix or remove that line*",
+        f"problem 900003 (row 2 of {where}) scores 0 and runs nothing: inputs (*) and outputs (*) differ in length;*",
+    ], consecutive=False)
+    assert "split train" not in result.stdout.str()
 
 
 def test_candidate_named_on_the_command_line_is_never_imported_by_pytest(sample_project: pytest.Pytester) -> None:
