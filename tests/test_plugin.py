@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import read_report, run
+from conftest import junit_outcomes, read_report, run
 
 BROKEN = {
     # wrong answer
@@ -296,3 +296,49 @@ def test_fail_fast_runs_cheap_cases_first_and_explicit_cases_always(broken_proje
     named = run(broken_project, "--apps-dataset", "sample", "--apps-fail-fast",
                 "solutions/900001.py::test_0", "solutions/900001.py::test_3")
     named.assert_outcomes(failed=2)
+
+
+def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_code(
+    sample_project: pytest.Pytester,
+) -> None:
+    """A problem without a program is one failing item of kind no code (it runs nothing), in the terminal,
+    JUnit and the report, rerunnable by the node id the summary prints; the gate decides the exit status."""
+    (sample_project.path / "empty-folder").mkdir()
+    base = ("--apps-dataset=sample", "--apps-limit=3", "-n", "2")
+    result = run(sample_project, *base, "--apps-candidates=empty-folder", "--apps-fail-under=10",
+                 "--junitxml=j.xml", "-rf")
+    assert result.ret == 1, result.stdout.str()  # the README's promise for a gate below the mark (was 5)
+    result.assert_outcomes(failed=3)
+    ids = [f"empty-folder::{pid}::no_code" for pid in ("900001", "900002", "900003")]
+    result.stdout.fnmatch_lines(["first failing case of failing problems (paste to rerun):",
+                                 *(f"  {nodeid}" for nodeid in ids)])
+    result.stdout.fnmatch_lines(["*APPS problem 900001: no code (empty-folder holds no program for it; its * tests "
+                                 "did not run)", "write empty-folder/900001.py, then run: pytest *empty-folder/900001.py"])
+    junit = junit_outcomes(sample_project.path / "j.xml")
+    assert sorted(junit.values()) == ["failure"] * 3
+    report = read_report(sample_project)
+    figures = report["summary"]
+    assert [p["verdict"] for p in report["problems"]] == ["no_code"] * 3
+    assert figures["outcomes"]["no_code"] == figures["tests_total"] and figures["tests_run"] == 0
+    assert [p["first_failure"] for p in report["problems"]] == ids
+    # rerun by the pasted node id, with and without workers
+    again = run(sample_project, *base, "--apps-candidates=empty-folder", ids[1])
+    again.assert_outcomes(failed=1)
+    single = run(sample_project, "--apps-dataset=sample", "--apps-limit=3", "-n", "0",
+                 "--apps-candidates=empty-folder", ids[2], "-v")
+    single.assert_outcomes(failed=1)
+    single.stdout.fnmatch_lines([f"{ids[2]} FAILED*"])
+    # beside programs: a folder keeps its files' node ids; a generations file names the problem it lacks
+    mixed = run(sample_project, *base, "--apps-candidates=solutions", "--apps-only=900001,900002", "-v")
+    mixed.assert_outcomes(passed=9)
+    (sample_project.path / "solutions" / "900002.py").unlink()
+    mixed = run(sample_project, *base, "--apps-candidates=solutions", "--apps-only=900001,900002", "-v")
+    mixed.assert_outcomes(passed=5, failed=1)
+    mixed.stdout.fnmatch_lines(["*solutions::900002::no_code*"])
+    gens = sample_project.path / "g.jsonl"
+    gens.write_text(json.dumps({"problem_id": 900001,
+                                "code": (sample_project.path / "solutions" / "900001.py").read_text()}) + "\n")
+    result = run(sample_project, *base, "--apps-candidates=g.jsonl", "--apps-only=900001,900002", "-rf")
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["FAILED g.jsonl::900002::no_code*"])
+    run(sample_project, *base, "--apps-candidates=g.jsonl", "g.jsonl::900002::no_code").assert_outcomes(failed=1)

@@ -68,6 +68,19 @@ def test_selection_and_order_of_files(tmp_path: Path) -> None:
 
 # -- what pytest-apps relies on in pytest-xdist ---------------------------------------------------------------
 
+def test_names_after_the_candidates_folder_are_taken_off_and_narrow_the_collection(tmp_path: Path) -> None:
+    """pytest refuses `folder::names`; a no-code item's node id starts with the candidates' folder."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    args = ["solutions::7::no_code", "solutions/3.py::test_1", "other"]
+    new, given = nodeids.folder_arguments(args, str(folder), tmp_path)
+    assert new == ["solutions", "solutions/3.py::test_1", "other"]
+    assert nodeids.reaches(given, folder, ["7", "no_code"]) and not nodeids.reaches(given, folder, ["8", "no_code"])
+    assert nodeids.reaches(given, folder / "3.py", ["test_1"]) and not nodeids.reaches(given, folder / "3.py", ["test_2"])
+    assert nodeids.reaches(given, tmp_path / "other" / "x.py", ["test_0"])
+    assert nodeids.folder_arguments(["solutions/3.py::test_1"], str(folder), tmp_path) == (["solutions/3.py::test_1"], [])
+
+
 def test_xdist_passes_tokens_through_the_identity_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """xdist rewrites the command line for remote gateways with make_reltoroot(roots, args); with
     identity_roots every token that is an existing path comes back unchanged (a bare name gains "/.")."""

@@ -49,6 +49,7 @@ class Plan:
     missing: list[str]  # --apps-only ids not found
     candidates: dict[str, list[Candidate]]
     cases_dir: Path | None = None  # the cached index's case files; None: the plan folder's own
+    home: str = ""  # the candidates' folder or file (absolute): where a problem without a program is collected
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -58,7 +59,9 @@ class Plan:
         return self._by_id[pid]
 
     def by_file(self) -> dict[str, list[tuple[Problem, list[Candidate]]]]:
-        """Candidate file -> the problems (in dataset order) whose programs it holds."""
+        """Candidate file -> the problems (in dataset order) whose programs it holds; and the candidates' home
+        (their folder or generations file) -> the problems without any program, each with no candidate (one
+        failing item of kind no code: every selected problem has an item)."""
         out: dict[str, list[tuple[Problem, list[Candidate]]]] = {}
         for problem in self.problems:
             groups: dict[str, list[Candidate]] = {}
@@ -66,6 +69,8 @@ class Plan:
                 groups.setdefault(cand.file, []).append(cand)
             for file, cands in groups.items():
                 out.setdefault(file, []).append((problem, cands))
+            if not groups and self.home and not problem.broken:
+                out.setdefault(self.home, []).append((problem, []))
         return out
 
     def cases_path(self, problem: Problem) -> Path:
@@ -101,6 +106,7 @@ def build_plan(
         missing=parsed.missing,
         candidates=candidates,
         cases_dir=loaded.cases_dir,
+        home=str(settings.candidates_path.resolve()),
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
@@ -131,6 +137,7 @@ def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
         "missing": plan.missing,
         "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
         "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
+        "home": plan.home,
     }
 
 
@@ -150,6 +157,7 @@ def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
             pid: [Candidate.from_dict(c) for c in cs] for pid, cs in data["candidates"].items()
         },
         cases_dir=Path(data["cases_dir"]) if data.get("cases_dir") else None,
+        home=data.get("home", ""),
     )
 
 
