@@ -149,18 +149,18 @@ def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest
 def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     result = run(broken_project, *base, "-k", "900006")
-    result.assert_outcomes(passed=4, deselected=19)
+    result.assert_outcomes(passed=4, deselected=20)  # 900004's no-code item among them
     result = run(broken_project, *base, "-x")
     result.assert_outcomes(failed=1)
     assert read_report(broken_project)["summary"]["tests_run"] == 1
     first = run(broken_project, *base, "--junitxml", "reports/junit.xml")
     # 900001 prints a - b, which is right for "0 0"
-    first.assert_outcomes(passed=5, failed=18)
+    first.assert_outcomes(passed=5, failed=19)  # 18 cases and 900004's no-code item
     xml = (broken_project.path / "reports" / "junit.xml").read_text()
     assert 'classname="solutions.900001"' in xml and 'name="test_0"' in xml
     again = run(broken_project, *base, "--lf")
     outcomes = again.parseoutcomes()
-    assert outcomes["failed"] == 18 and "passed" not in outcomes  # only the failures ran again
+    assert outcomes["failed"] == 19 and "passed" not in outcomes  # only the failures ran again
 
 
 def test_all_cases_of_a_problem_run_on_one_worker_without_stealing(sample_project: pytest.Pytester) -> None:
@@ -282,7 +282,7 @@ def test_fail_fast_keeps_verdicts_and_skips_the_rest_with_a_reason(broken_projec
     for p in b["problems"]:
         if p["verdict"] == "fail":
             assert p["tests_run"] == 1, p
-    fast.assert_outcomes(passed=4, failed=4, skipped=15)
+    fast.assert_outcomes(passed=4, failed=5, skipped=15)  # 900004's no-code item among the failures
     fast.stdout.fnmatch_lines(["*problem already failed at solutions/900005.py::test_*"])
     fast.stdout.fnmatch_lines(["test-case average: partial, at least *"])
     full.stdout.no_fnmatch_line("*partial*")
