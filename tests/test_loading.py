@@ -79,8 +79,22 @@ def test_jsonl_rows_are_plain_dicts_in_codeparrot_schema(tmp_path):
     assert rows == ROWS
     assert all(tuple(r) == FIELDS for r in rows)
     assert isinstance(source, Source)
-    assert source.dataset == str(path) and source.split == "test" and source.revision is None
+    assert source.dataset == str(path) and source.split == "" and source.revision is None  # one file: no splits
     assert source.resolved_revision and "size=" in source.resolved_revision
+
+
+def test_a_split_asked_of_one_file_is_said_not_to_apply(tmp_path):
+    path = write_jsonl(tmp_path / "rows.jsonl", ROWS)
+    source, rows = open_rows(str(path), "train")
+    assert source.split == "" and list(rows) == ROWS  # the whole file, and the Source does not claim a split
+    assert open_rows("sample", "train")[0].split == ""
+    line = loading.ignored_split(source.dataset, source.split, "train")
+    assert line.startswith(f"--apps-split=train does not apply: {path} is one file") and "drop --apps-split" in line
+    assert loading.ignored_split(source.dataset, source.split, "test") == ""  # the default asks for nothing
+    (tmp_path / "repo").mkdir()
+    write_jsonl(tmp_path / "repo" / "train.jsonl", ROWS)
+    folder = open_rows(str(tmp_path / "repo"), "train")[0]
+    assert folder.split == "train" and loading.ignored_split(folder.dataset, folder.split, "train") == ""
 
 
 def test_fingerprint_sees_an_edit_past_the_first_mib_in_the_same_second(tmp_path):

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import read_report, run
+from conftest import junit_outcomes, read_report, run
 
 BROKEN = {
     # wrong answer
@@ -149,18 +149,18 @@ def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest
 def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     result = run(broken_project, *base, "-k", "900006")
-    result.assert_outcomes(passed=4, deselected=19)
+    result.assert_outcomes(passed=4, deselected=20)  # 900004's no-code item among them
     result = run(broken_project, *base, "-x")
     result.assert_outcomes(failed=1)
     assert read_report(broken_project)["summary"]["tests_run"] == 1
     first = run(broken_project, *base, "--junitxml", "reports/junit.xml")
     # 900001 prints a - b, which is right for "0 0"
-    first.assert_outcomes(passed=5, failed=18)
+    first.assert_outcomes(passed=5, failed=19)  # 18 cases and 900004's no-code item
     xml = (broken_project.path / "reports" / "junit.xml").read_text()
     assert 'classname="solutions.900001"' in xml and 'name="test_0"' in xml
     again = run(broken_project, *base, "--lf")
     outcomes = again.parseoutcomes()
-    assert outcomes["failed"] == 18 and "passed" not in outcomes  # only the failures ran again
+    assert outcomes["failed"] == 19 and "passed" not in outcomes  # only the failures ran again
 
 
 def test_all_cases_of_a_problem_run_on_one_worker_without_stealing(sample_project: pytest.Pytester) -> None:
@@ -232,7 +232,7 @@ def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project:
     rows[3]["question"] = ""
     path = sample_project.path / "rows.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + "{truncated\n")
-    result = run(sample_project, "--apps-dataset", "rows.jsonl")
+    result = run(sample_project, "--apps-dataset", "rows.jsonl", "--apps-split=train")
     report = read_report(sample_project)
     assert report["summary"]["skipped_rows"] == 3
     assert report["summary"]["skipped_reasons"] == {
@@ -242,6 +242,18 @@ def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project:
     broken = next(p for p in report["problems"] if p["id"] == "900003")
     assert broken["verdict"] == "broken" and "differ in length" in broken["reason"]
     result.stdout.fnmatch_lines(["skipped rows: 3 *"])
+    # each bad input has its line in the terminal, naming where it is and what to do
+    where = str(path)
+    result.stdout.fnmatch_lines([f"apps: dataset {where} (one file: no splits)*"])
+    result.stdout.fnmatch_lines([
+        "*= APPS summary =*",
+        f"--apps-split=train does not apply: {where} is one file and all of its rows were read; drop --apps-split*",
+        f"skipped row 1 (problem 900002) of {where}: input_output is not JSON (*); fix that row*",
+        f"skipped row 3 (problem 900004) of {where}: empty question; fix that row*",
+        f"skipped {where} line 7: not JSON (*); fix or remove that line*",
+        f"problem 900003 (row 2 of {where}) scores 0 and runs nothing: inputs (*) and outputs (*) differ in length;*",
+    ], consecutive=False)
+    assert "split train" not in result.stdout.str()
 
 
 def test_candidate_named_on_the_command_line_is_never_imported_by_pytest(sample_project: pytest.Pytester) -> None:
@@ -270,7 +282,7 @@ def test_fail_fast_keeps_verdicts_and_skips_the_rest_with_a_reason(broken_projec
     for p in b["problems"]:
         if p["verdict"] == "fail":
             assert p["tests_run"] == 1, p
-    fast.assert_outcomes(passed=4, failed=4, skipped=15)
+    fast.assert_outcomes(passed=4, failed=5, skipped=15)  # 900004's no-code item among the failures
     fast.stdout.fnmatch_lines(["*problem already failed at solutions/900005.py::test_*"])
     fast.stdout.fnmatch_lines(["test-case average: partial, at least *"])
     full.stdout.no_fnmatch_line("*partial*")
@@ -284,3 +296,49 @@ def test_fail_fast_runs_cheap_cases_first_and_explicit_cases_always(broken_proje
     named = run(broken_project, "--apps-dataset", "sample", "--apps-fail-fast",
                 "solutions/900001.py::test_0", "solutions/900001.py::test_3")
     named.assert_outcomes(failed=2)
+
+
+def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_code(
+    sample_project: pytest.Pytester,
+) -> None:
+    """A problem without a program is one failing item of kind no code (it runs nothing), in the terminal,
+    JUnit and the report, rerunnable by the node id the summary prints; the gate decides the exit status."""
+    (sample_project.path / "empty-folder").mkdir()
+    base = ("--apps-dataset=sample", "--apps-limit=3", "-n", "2")
+    result = run(sample_project, *base, "--apps-candidates=empty-folder", "--apps-fail-under=10",
+                 "--junitxml=j.xml", "-rf")
+    assert result.ret == 1, result.stdout.str()  # the README's promise for a gate below the mark (was 5)
+    result.assert_outcomes(failed=3)
+    ids = [f"empty-folder::{pid}::no_code" for pid in ("900001", "900002", "900003")]
+    result.stdout.fnmatch_lines(["first failing case of failing problems (paste to rerun):",
+                                 *(f"  {nodeid}" for nodeid in ids)])
+    result.stdout.fnmatch_lines(["*APPS problem 900001: no code (empty-folder holds no program for it; its * tests "
+                                 "did not run)", "write empty-folder/900001.py, then run: pytest *empty-folder/900001.py"])
+    junit = junit_outcomes(sample_project.path / "j.xml")
+    assert sorted(junit.values()) == ["failure"] * 3
+    report = read_report(sample_project)
+    figures = report["summary"]
+    assert [p["verdict"] for p in report["problems"]] == ["no_code"] * 3
+    assert figures["outcomes"]["no_code"] == figures["tests_total"] and figures["tests_run"] == 0
+    assert [p["first_failure"] for p in report["problems"]] == ids
+    # rerun by the pasted node id, with and without workers
+    again = run(sample_project, *base, "--apps-candidates=empty-folder", ids[1])
+    again.assert_outcomes(failed=1)
+    single = run(sample_project, "--apps-dataset=sample", "--apps-limit=3", "-n", "0",
+                 "--apps-candidates=empty-folder", ids[2], "-v")
+    single.assert_outcomes(failed=1)
+    single.stdout.fnmatch_lines([f"{ids[2]} FAILED*"])
+    # beside programs: a folder keeps its files' node ids; a generations file names the problem it lacks
+    mixed = run(sample_project, *base, "--apps-candidates=solutions", "--apps-only=900001,900002", "-v")
+    mixed.assert_outcomes(passed=9)
+    (sample_project.path / "solutions" / "900002.py").unlink()
+    mixed = run(sample_project, *base, "--apps-candidates=solutions", "--apps-only=900001,900002", "-v")
+    mixed.assert_outcomes(passed=5, failed=1)
+    mixed.stdout.fnmatch_lines(["*solutions::900002::no_code*"])
+    gens = sample_project.path / "g.jsonl"
+    gens.write_text(json.dumps({"problem_id": 900001,
+                                "code": (sample_project.path / "solutions" / "900001.py").read_text()}) + "\n")
+    result = run(sample_project, *base, "--apps-candidates=g.jsonl", "--apps-only=900001,900002", "-rf")
+    result.assert_outcomes(passed=5, failed=1)
+    result.stdout.fnmatch_lines(["FAILED g.jsonl::900002::no_code*"])
+    run(sample_project, *base, "--apps-candidates=g.jsonl", "g.jsonl::900002::no_code").assert_outcomes(failed=1)

@@ -12,6 +12,7 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import execnet
 import pytest
@@ -22,7 +23,7 @@ from xdist.dsession import DSession
 from xdist.scheduler import LoadScopeScheduling
 
 from conftest import junit_outcomes, read_report, run
-from pytest_apps.plugin import gateways, nodeids
+from pytest_apps.plugin import gateways, nodeids, remote
 from pytest_apps.plugin.nodeids import Argument, FileIds
 
 
@@ -66,6 +67,19 @@ def test_selection_and_order_of_files(tmp_path: Path) -> None:
 
 
 # -- what pytest-apps relies on in pytest-xdist ---------------------------------------------------------------
+
+def test_names_after_the_candidates_folder_are_taken_off_and_narrow_the_collection(tmp_path: Path) -> None:
+    """pytest refuses `folder::names`; a no-code item's node id starts with the candidates' folder."""
+    folder = tmp_path / "solutions"
+    folder.mkdir()
+    args = ["solutions::7::no_code", "solutions/3.py::test_1", "other"]
+    new, given = nodeids.folder_arguments(args, str(folder), tmp_path)
+    assert new == ["solutions", "solutions/3.py::test_1", "other"]
+    assert nodeids.reaches(given, folder, ["7", "no_code"]) and not nodeids.reaches(given, folder, ["8", "no_code"])
+    assert nodeids.reaches(given, folder / "3.py", ["test_1"]) and not nodeids.reaches(given, folder / "3.py", ["test_2"])
+    assert nodeids.reaches(given, tmp_path / "other" / "x.py", ["test_0"])
+    assert nodeids.folder_arguments(["solutions/3.py::test_1"], str(folder), tmp_path) == (["solutions/3.py::test_1"], [])
+
 
 def test_xdist_passes_tokens_through_the_identity_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """xdist rewrites the command line for remote gateways with make_reltoroot(roots, args); with
@@ -247,6 +261,41 @@ def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
     assert again.parseoutcomes() == local.parseoutcomes()
     assert again.parseoutcomes()["failed"] == first.parseoutcomes()["failed"]
     assert "passed" not in again.parseoutcomes()
+
+
+class NodeIdLike:
+    """A last failure's key as pytest >= 9.2 holds it: an object of its own whose text is the node id."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def test_the_last_failures_reach_remote_workers_as_plain_text() -> None:
+    """execnet serialises only plain data: the controller's last failures go as node id text."""
+    failures = {NodeIdLike("solutions/900001.py::test_0"): True, "solutions/900002.py::test_1": True}
+    lfplugin = SimpleNamespace(active=True, lastfailed=failures)
+    config = SimpleNamespace(getoption=lambda name, default=None: default,
+                             pluginmanager=SimpleNamespace(get_plugin=lambda name: lfplugin))
+    options = remote.controller_options(config)
+    assert options["lastfailed"] == {"solutions/900001.py::test_0": True, "solutions/900002.py::test_1": True}
+    assert execnet.loads(execnet.dumps(options)) == options
+
+
+def test_a_remote_worker_keys_the_last_failures_as_its_pytest_reads_them(pytester: pytest.Pytester) -> None:
+    nodeid = "solutions/900001.py::test_0"
+    pytester.makeini("[pytest]\n")
+    config = pytester.parseconfigure()
+    config.cache.set("cache/lastfailed", {nodeid: True})
+    own = type(config.pluginmanager.get_plugin("lfplugin"))(config).lastfailed  # as pytest reads its cache
+    assert own
+    keyed = remote.lastfailed_keyed({nodeid: True})
+    assert keyed == own and [type(k) for k in keyed] == [type(k) for k in own]
 
 
 def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(

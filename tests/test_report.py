@@ -3,6 +3,7 @@
 from pytest_apps.dataset.problems import Problem, SkippedRow
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.report.rollup import summarize
+from pytest_apps.report.terminal import row_lines
 
 
 def problem(pid, tier="interview", n=3, broken=""):
@@ -89,3 +90,20 @@ def test_case_record_travels_as_json_unchanged():
     assert isinstance(text, str)
     assert CaseRecord.from_json(text) == record
     assert CaseRecord.from_json(CaseRecord(problem="1", case=0, kind="pass").to_json()).detail == {}
+
+
+def test_each_unusable_row_has_a_line_naming_where_it_is_and_what_to_do():
+    skipped = [SkippedRow(4, "4", "rows.jsonl line 5: not JSON (Expecting value)"),
+               SkippedRow(6, "6", "empty question"), SkippedRow(7, "6", "duplicate problem_id (first one kept)")]
+    lines = row_lines([problem("1"), problem("2", broken="inputs (3) and outputs (2) differ in length")], skipped,
+                      "rows.jsonl")
+    assert lines == [
+        "skipped rows.jsonl line 5: not JSON (Expecting value); fix or remove that line (the rest of the file was read)",
+        "skipped row 6 (problem 6) of rows.jsonl: empty question; fix that row (it is left out and counted)",
+        "skipped row 7 (problem 6) of rows.jsonl: duplicate problem_id (first one kept); give each row its own "
+        "problem_id (it is left out and counted)",
+        "problem 2 (row 2 of rows.jsonl) scores 0 and runs nothing: inputs (3) and outputs (2) differ in length; "
+        "give its input_output as many outputs as inputs",
+    ]
+    many = row_lines([], [SkippedRow(i, str(i), "empty question") for i in range(25)], "d", most=10)
+    assert len(many) == 11 and many[-1].startswith("and 15 more skipped rows")

@@ -37,6 +37,8 @@ from typing import Any
 
 from .rows import (
     DEFAULT_DATASET,
+    DEFAULT_SPLIT,
+    ONE_FILE,
     SUFFIXES,
     DatasetError,
     Source,
@@ -46,7 +48,7 @@ from .rows import (
     read_rows,
 )
 
-__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "DEFAULT_DATASET"]
+__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "ignored_split", "DEFAULT_DATASET"]
 
 
 # --------------------------------------------------------------------------------------------------- entry point
@@ -78,7 +80,7 @@ def open_rows(
         if not path.is_file():
             raise DatasetError(f"the bundled sample {path} is missing; reinstall pytest-apps (pip install -e .)")
         kind, files = classify_file(path)
-        return Source("sample", split, None, fingerprint(files)), read_rows(kind, files, stop)
+        return Source("sample", ONE_FILE, None, fingerprint(files)), read_rows(kind, files, stop)
 
     path = Path(dataset).expanduser()
     if path.exists() or _looks_like_path(dataset):
@@ -114,4 +116,14 @@ def _open_local(path: Path, shown: str, split: str, revision: str | None, stop: 
         kind, files = find_split_files(path, split)
     else:
         kind, files = classify_file(path)
+        split = ONE_FILE
     return Source(str(path), split, revision, fingerprint(files)), read_rows(kind, files, stop)
+
+
+def ignored_split(dataset: str, loaded: str, split: str) -> str:
+    """One line for a split asked for where there is none to choose (`loaded`, the Source's split, is ONE_FILE:
+    a single file or the bundled sample, whose rows are all read); "" when it was used or is the default."""
+    if loaded != ONE_FILE or split in (ONE_FILE, DEFAULT_SPLIT):
+        return ""
+    return (f"--apps-split={split} does not apply: {dataset} is one file and all of its rows were read; "
+            f"drop --apps-split, or give a folder or a hub dataset that holds a {split} split")

@@ -25,6 +25,8 @@ from typing import Any
 from . import taco
 
 DEFAULT_DATASET = "codeparrot/apps"
+DEFAULT_SPLIT = "test"
+ONE_FILE = ""  # a Source's split when the rows are one file (a local file, the bundled sample): it has no splits
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 _TEXT_FIELDS = ROW_FIELDS[1:]
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -53,7 +55,7 @@ class Source:
     """What was loaded: ``resolved_revision`` is the hub commit sha, or a fingerprint of local files."""
 
     dataset: str
-    split: str
+    split: str  # ONE_FILE ("") for a single file: its rows are all read, whatever split was asked for
     revision: str | None
     resolved_revision: str | None
 

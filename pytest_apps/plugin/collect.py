@@ -1,5 +1,9 @@
 """pytest collectors and items: candidate file -> (problem -> sample ->) test case items.
 
+A selected problem without any program is one failing item of kind no code, `<home>::<id>::no_code`, where
+`<home>` is the candidates' generations file or folder (`CandidateDir`): every selected problem has an item,
+in the terminal, JUnit and every report. Such an item runs nothing.
+
 Items carry ids only. A case's data is loaded (per problem, lazily) when it runs; the program is run
 in `setup` (a fault of the harness there is a pytest *error*) and judged in `call` (a candidate's
 failure is a pytest *failure*).
@@ -17,7 +21,7 @@ from typing import Any
 import pytest
 
 from ..candidates.sources import Candidate
-from ..core.outcome import PASS
+from ..core.outcome import NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
@@ -73,6 +77,26 @@ class CandidateFile(pytest.File):
                 yield ProblemNode.from_parent(self, name=problem.id, problem=problem, candidates=candidates)
 
 
+class CandidateDir(pytest.Dir):
+    """The candidates' folder: its files as pytest's `Dir` finds them, after the problems without any program
+    (first, as a worker collecting from the plan orders the folder before its files)."""
+
+    entries: list[tuple[Problem, list[Candidate]]] = []
+    remote = None
+
+    @classmethod
+    def from_parent(cls, parent: pytest.Collector, *, path: Path,  # type: ignore[override]
+                    entries: list[tuple[Problem, list[Candidate]]]) -> CandidateDir:
+        node = super().from_parent(parent, path=path)  # (pytest's Dir takes no other keyword)
+        node.entries = entries
+        return node
+
+    def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        for problem, candidates in self.entries:
+            yield ProblemNode.from_parent(self, name=problem.id, problem=problem, candidates=candidates)
+        yield from super().collect()
+
+
 class ProblemNode(pytest.Collector):
     def __init__(self, *, problem: Problem, candidates: list[Candidate], **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -80,6 +104,9 @@ class ProblemNode(pytest.Collector):
         self.candidates = candidates
 
     def collect(self) -> Iterator[pytest.Item | pytest.Collector]:
+        if not self.candidates:
+            yield NoCodeItem.from_parent(self, name=NO_CODE_NAME, problem=self.problem)
+            return
         if len(self.candidates) == 1 and not self.candidates[0].label:
             yield from case_items(self, self.problem, self.candidates[0])
             return
@@ -106,16 +133,36 @@ def case_items(parent: pytest.Collector, problem: Problem, candidate: Candidate)
         )
 
 
-def remote_selected(item: pytest.Item) -> bool:
-    """Whether the controller's command line asks for this item (always, for an item of a local file)."""
+def home_of(item: pytest.Item) -> tuple[Any, list[str]]:
+    """The candidate file (or candidates' folder) an item was collected from, and the names below it; None
+    and the item's own names when it is not one of ours."""
     names: list[str] = []
     node: Any = item
-    while node is not None and not isinstance(node, CandidateFile):
+    while node is not None and not isinstance(node, (CandidateFile, CandidateDir)):
         names.append(node.name)
         node = node.parent
+    return node, names[::-1]
+
+
+def remote_selected(item: pytest.Item) -> bool:
+    """Whether the controller's command line asks for this item (always, for an item of a local file)."""
+    node, names = home_of(item)
     if node is None or node.remote is None:
         return True
-    return wanted(names[::-1], node.remote.selectors)
+    return wanted(names, node.remote.selectors)
+
+
+def rerun_id_of(item: pytest.Item) -> str:
+    """The node id to paste, spelled from where pytest was started. (pytest's own node id lacks the file's
+    name when the candidates live outside the rootdir.)"""
+    node, names = home_of(item)
+    if node is None:
+        return item.nodeid
+    if node.remote is not None:
+        path = node.remote.ids.shown
+    else:
+        path = os.path.relpath(node.path, item.config.invocation_params.dir)
+    return "::".join([path, *names])
 
 
 class CaseFailed(Exception):
@@ -172,20 +219,7 @@ class CaseItem(pytest.Item):
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]
 
     def rerun_id(self) -> str:
-        """The node id to paste, spelled from where pytest was started. (pytest's own node id lacks the
-        file's name when the candidates live outside the rootdir.)"""
-        names = []
-        node: Any = self
-        while node is not None and not isinstance(node, CandidateFile):
-            names.append(node.name)
-            node = node.parent
-        if node is None:
-            return self.nodeid
-        if node.remote is not None:
-            path = node.remote.ids.shown
-        else:
-            path = os.path.relpath(node.path, self.config.invocation_params.dir)
-        return "::".join([path, *reversed(names)])
+        return rerun_id_of(self)
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
@@ -215,3 +249,57 @@ class CaseItem(pytest.Item):
         # on a remote worker, the file where it is: on the controller (a skip's location names it)
         path = Path(file.remote.file) if file is not None and file.remote is not None else self.path
         return path, 0, f"{LOCATION_PREFIX}{self.problem.id} test {self.index}"
+
+
+NO_CODE_NAME = "no_code"
+NO_CASE = -1  # the case index of a no-code item's record: it stands for the problem, not for one of its tests
+
+
+class NoCodeItem(pytest.Item):
+    """A selected problem without any program: one failing item of kind no code. It runs nothing (no executor,
+    no test data); its record stands for the problem (the roll-up scores it as before: no code, 0)."""
+
+    def __init__(self, *, problem: Problem, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+        self.keywords[f"apps_{problem.difficulty}"] = True
+
+    def runtest(self) -> None:
+        state = RunState.of(self.config)
+        rerun = self.rerun_id()
+        self.user_properties.append((RECORD_KEY, CaseRecord(
+            self.problem.id, NO_CASE, NO_CODE, reason="no program for this problem", nodeid=self.nodeid,
+            rerun_id=rerun,
+        ).to_json()))
+        home = rerun.split("::", 1)[0]
+        tests = f"its {self.problem.n_cases} tests did not run"
+        if Path(state.plan.home).suffix.lower() in (".jsonl", ".json"):  # a generations file
+            todo = f"add its program to {home}, then run: " + shlex.join(
+                ["pytest", *rerun_args(state.settings), f"{home}::{self.problem.id}"])
+        else:
+            program = os.path.join(home, f"{self.problem.id}.py")
+            todo = f"write {program}, then run: " + shlex.join(["pytest", *rerun_args(state.settings), program])
+        raise CaseFailed(f"APPS problem {self.problem.id}: no code ({home} holds no program for it; {tests})\n{todo}")
+
+    def teardown(self) -> None:
+        self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]
+
+    def rerun_id(self) -> str:
+        return rerun_id_of(self)
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        node, _ = home_of(self)
+        if node is None or node.remote is None:
+            return super().location
+        return node.remote.ids.location, 0, self.reportinfo()[2]
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseFailed):
+            return excinfo.value.text
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        node, _ = home_of(self)
+        path = Path(node.remote.file) if node is not None and node.remote is not None else self.path
+        return path, 0, f"{LOCATION_PREFIX}{self.problem.id} no code"

@@ -25,9 +25,9 @@ from ..report.baseline_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.rollup import Summary
 from ..report.store import CaseRecords
-from . import gateways, transport
+from . import gateways, nodeids, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
-from .collect import RECORD_KEY, CandidateFile, PlanRoot, remote_selected
+from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .early import correct_setup
 from .options import add_options, candidate_sources, is_active, lies_in
@@ -98,6 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.args_source != pytest.Config.ArgsSource.ARGS:
             # Active with no paths given: collect the APPS items only, not the project's own tests.
             config.args = collection_roots(settings, plan)
+        elif not config.pluginmanager.has_plugin("dsession"):  # this process collects (no xdist controller)
+            # a no-code item's node id pasted (`solutions::7::no_code`): pytest takes no names after a folder
+            config.args, state.narrow = nodeids.folder_arguments(config.args, plan.home, config.invocation_params.dir)
     cpus = available_cpus()
     state.cpus = len(cpus) or 1
     # the worker's place among the workers of its machine (with several machines, each counts its own)
@@ -206,6 +209,14 @@ def explicit_nodeids(args: list[str], rootdir: Path) -> set[str]:
     return out
 
 
+def narrowed(item: pytest.Item, args: list[nodeids.Argument]) -> bool:
+    """Whether the command line as given asks for `item` (see nodeids.folder_arguments)."""
+    node, names = home_of(item)
+    if node is None:
+        return nodeids.reaches(args, item.path, item.nodeid.split("::")[1:])
+    return nodeids.reaches(args, node.path, names)
+
+
 class AppsPlugin:
     """The active run's hooks; registered only when the plugin is active."""
 
@@ -239,7 +250,10 @@ class AppsPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
-        if self.state.remote_files is None or path != self.config.rootpath:
+        if self.state.remote_files is None:
+            entries = self.files.get(str(path.resolve()))  # the candidates' folder: its problems without code
+            return None if entries is None else CandidateDir.from_parent(parent, path=path, entries=entries)
+        if path != self.config.rootpath:
             return None
         return PlanRoot.from_parent(parent, path=path, files=self.state.remote_files)
 
@@ -249,6 +263,8 @@ class AppsPlugin:
         collection narrows it where the files are (silently: those items were never collected there)."""
         if self.state.remote_files is not None:
             items[:] = [item for item in items if remote_selected(item)]
+        elif self.state.narrow:  # what the arguments asked for below the candidates' folder (folder_arguments)
+            items[:] = [item for item in items if narrowed(item, self.state.narrow)]
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -369,7 +385,9 @@ class AppsPlugin:
         self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
         self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison)
         gates_passed = passed([self.gate, self.regression])  # either failing fails the run
-        if gates_passed is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        # (the gate decides, "no tests ran" included: the README promises 0 or 1)
+        ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        if gates_passed is not None and session.exitstatus in ran:
             session.exitstatus = pytest.ExitCode.OK if gates_passed else pytest.ExitCode.TESTS_FAILED
         if self.state.cases_not_run and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
             # a run that lost cases with a worker is not a pass (nor "no tests": xdist stopped before any ran)

@@ -117,3 +117,26 @@ def order(files: Iterable[str], args: Sequence[Argument]) -> list[str]:
 def wanted(names: Sequence[str], selectors: Sequence[Sequence[str]]) -> bool:
     """Whether a node, named by the names below its file, is asked for by one of the selectors."""
     return any(tuple(names[: len(s)]) == tuple(s) for s in selectors)
+
+
+def folder_arguments(args: Sequence[str], folder: str, invocation_dir: Path) -> tuple[list[str], list[Argument]]:
+    """pytest refuses `folder::names` on its command line, and the node ids of problems without a program
+    start with the candidates' folder (`solutions::7::no_code`). The arguments with such a folder's names
+    taken off (pytest then collects the whole folder), and, when there were any, every argument as given, for
+    `reaches` to narrow the collection to; no such argument: the arguments unchanged and []."""
+    given = arguments(args, invocation_dir)
+    home = Path(os.path.abspath(folder)) if folder else None
+    if home is None or not any(a.names and a.path == home and home.is_dir() for a in given):
+        return list(args), []
+    return [str(arg).split("::", 1)[0] if a.path == home else str(arg) for arg, a in zip(args, given)], given
+
+
+def reaches(args: Sequence[Argument], path: Path, names: Sequence[str]) -> bool:
+    """Whether one of the arguments asks for the node at `path` (a file or folder) named `names` below it."""
+    path = Path(os.path.abspath(path))
+    for arg in args:
+        if arg.path == path and tuple(names[: len(arg.names)]) == arg.names:
+            return True
+        if not arg.names and arg.path in path.parents:
+            return True
+    return False

@@ -53,6 +53,7 @@ class Plan:
     candidates: dict[str, list[Candidate]]
     cases_dir: Path | None = None  # the cached index's case files; None: the plan folder's own
     checker_code: dict[str, str] = field(default_factory=dict)  # problem id -> checker text (pytest_apps_checker)
+    home: str = ""  # the candidates' folder or file (absolute): where a problem without a program is collected
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -62,7 +63,9 @@ class Plan:
         return self._by_id[pid]
 
     def by_file(self) -> dict[str, list[tuple[Problem, list[Candidate]]]]:
-        """Candidate file -> the problems (in dataset order) whose programs it holds."""
+        """Candidate file -> the problems (in dataset order) whose programs it holds; and the candidates' home
+        (their folder or generations file) -> the problems without any program, each with no candidate (one
+        failing item of kind no code: every selected problem has an item)."""
         out: dict[str, list[tuple[Problem, list[Candidate]]]] = {}
         for problem in self.problems:
             groups: dict[str, list[Candidate]] = {}
@@ -70,6 +73,8 @@ class Plan:
                 groups.setdefault(cand.file, []).append(cand)
             for file, cands in groups.items():
                 out.setdefault(file, []).append((problem, cands))
+            if not groups and self.home and not problem.broken:
+                out.setdefault(self.home, []).append((problem, []))
         return out
 
     def cases_path(self, problem: Problem) -> Path:
@@ -118,6 +123,7 @@ def build_plan(
         candidates=candidates,
         cases_dir=loaded.cases_dir,
         checker_code=provided_checkers(checker, parsed.problems) if checker is not None else {},
+        home=str(settings.candidates_path.resolve()),
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
@@ -148,6 +154,8 @@ def collection_roots(settings: Settings, plan: Plan) -> list[str]:
     the programs `pytest_apps_candidates` gave, when it gave any."""
     roots = {str(provided_folder(settings) if c.origin == PROVIDED else settings.candidates_path)
              for cands in plan.candidates.values() for c in cands}
+    if any(not plan.candidates.get(p.id) for p in plan.problems):  # a problem without code: its item lies there
+        roots.add(str(settings.candidates_path))
     return sorted(roots) or [str(settings.candidates_path)]
 
 
@@ -177,6 +185,7 @@ def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
         "candidates": {pid: [candidate(c) for c in cs] for pid, cs in plan.candidates.items()},
         "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
         "checker_code": plan.checker_code,
+        "home": plan.home,
     }
 
 
@@ -197,6 +206,7 @@ def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
         },
         cases_dir=Path(data["cases_dir"]) if data.get("cases_dir") else None,
         checker_code=dict(data.get("checker_code") or {}),
+        home=data.get("home", ""),
     )
 
 

@@ -152,8 +152,24 @@ def controller_options(config: Any) -> dict[str, Any]:
     options: dict[str, Any] = {name: config.getoption(name, None) for name in SELECTING_OPTIONS}
     lfplugin = config.pluginmanager.get_plugin("lfplugin")
     active = lfplugin is not None and getattr(lfplugin, "active", False)
-    options["lastfailed"] = dict(lfplugin.lastfailed) if active else None
+    options["lastfailed"] = plain_lastfailed(lfplugin.lastfailed) if active else None
     return options
+
+
+def plain_lastfailed(lastfailed: dict[Any, Any]) -> dict[str, bool]:
+    """The last failures as execnet can send them: node id text to True. (pytest >= 9.2 keys them by a
+    node id object of its own, which execnet refuses to serialise.)"""
+    return {str(nodeid): bool(value) for nodeid, value in lastfailed.items()}
+
+
+def lastfailed_keyed(lastfailed: dict[str, bool]) -> dict[Any, bool]:
+    """The controller's last failures keyed as this pytest keys them when it reads its cache: node id text,
+    or from pytest 9.2 on its `NodeId`, which the `--lf` collection looks items up by."""
+    try:
+        from _pytest.nodeid import NodeId  # pytest >= 9.2; no public name for it
+    except ImportError:
+        return dict(lastfailed)
+    return {NodeId.parse(nodeid): value for nodeid, value in lastfailed.items()}
 
 
 def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], RemoteStore]:
@@ -169,7 +185,8 @@ def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settin
             setattr(config.option, name, options[name])
     lfplugin = config.pluginmanager.get_plugin("lfplugin")
     if options.get("lastfailed") is not None and lfplugin is not None:
-        lfplugin.lastfailed = dict(options["lastfailed"])  # LFPlugin's public attribute, read at collection
+        # LFPlugin's public attribute, read at collection
+        lfplugin.lastfailed = lastfailed_keyed(options["lastfailed"])
     return plan, settings, files, RemoteStore(workerinput[CHANNEL_KEY])
 
 

@@ -205,8 +205,9 @@ class ProblemScheduling(LoadScopeScheduling):
         units: dict[str, dict[str, bool]] = {}
         for nodeid in self.collection:
             units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
-        order = sorted(units.items(), key=lambda item: -len(item[1])) if self.config.option.loadscopereorder \
-            else units.items()
+        # --no-loadscope-reorder (pytest-xdist >= 3.7; before it, no option: the largest units first, as its default)
+        reorder = getattr(self.config.option, "loadscopereorder", True)
+        order = sorted(units.items(), key=lambda item: -len(item[1])) if reorder else units.items()
         self.workqueue = OrderedDict(order)
         for node in self.nodes:
             if self.workqueue:

@@ -37,6 +37,7 @@ class RunState:
         self._speed: float | None = None
         self._closed = False
         self.explicit: set[str] = set()  # node ids named on the command line: they always run
+        self.narrow: list[Any] = []  # the command line as given, when names after the candidates' folder were taken off
         self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
         self.workers_down: list[dict[str, Any]] = []  # the controller's record of xdist workers lost mid-run
         self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere

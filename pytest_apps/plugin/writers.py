@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
+from ..dataset.loading import ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
@@ -17,7 +18,7 @@ from ..report.audit import reference_audit
 from ..report.baseline import Comparison, compare
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
-from ..report.terminal import judging_lines, summary_lines
+from ..report.terminal import judging_lines, row_lines, summary_lines
 from .state import RunState
 
 
@@ -77,8 +78,9 @@ def header_lines(state: RunState) -> list[str]:
     src = plan.source
     cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
+    split = f"split {src['split']}" if src["split"] else "(one file: no splits)"
     lines = [
-        f"apps: dataset {src['dataset']} split {src['split']}" + _source_version(src) + _index_text(src),
+        f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
@@ -97,6 +99,14 @@ def added_header_lines(answers: Iterable[str | list[str] | None]) -> list[str]:
         if answer is not None:
             lines += [answer] if isinstance(answer, str) else [str(line) for line in answer]
     return lines
+
+
+def bad_input_lines(state: RunState) -> list[str]:
+    """One line for each bad input the run went on without: an option that did not apply, a skipped row, a
+    problem whose tests cannot be used."""
+    plan = state.plan
+    ignored = ignored_split(plan.source["dataset"], plan.source["split"], state.settings.split)
+    return ([ignored] if ignored else []) + row_lines(plan.problems, plan.skipped, plan.source["dataset"])
 
 
 def timing_text(state: RunState) -> str:
@@ -148,7 +158,7 @@ def terminal_lines(state: RunState, summary: Summary) -> list[str]:
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
                     "incomplete (exit status 1)")
-    return lines + judging_lines(summary, state.settings.judge) + lost
+    return lines + judging_lines(summary, state.settings.judge) + lost + bad_input_lines(state)
 
 
 def down_line(down: dict[str, Any]) -> str:

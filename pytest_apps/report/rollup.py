@@ -104,6 +104,9 @@ def problem_result(
         return result
     if candidate is None:
         result.verdict, result.reason = P_NO_CODE, "no candidate program"
+        if by_case:  # the problem's no-code item (it ran none of the tests, which count as before)
+            first = by_case[min(by_case)]
+            result.first_failure, result.first_failure_nodeid = first.rerun_id or first.nodeid, first.nodeid
         return result
     ordered = [by_case[i] for i in sorted(by_case)]
     result.tests = [

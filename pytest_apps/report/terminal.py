@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 from ..core.outcome import BORDERLINE_BAND
+from ..dataset.problems import Problem, SkippedRow
 from .confidence import ci_text, figure_texts, sampled_counts
 from .rollup import Summary, failing_nodeids
 from .taco import lines as taco_lines
+
+MOST_ROW_LINES = 10  # bad rows named one per line; the rest are counted (all are in the JSON report)
 
 
 def pct(value: float | None) -> str:
@@ -112,3 +118,29 @@ def judging_lines(summary: Summary, judge: str) -> list[str]:
             lines.append(f"references failing under {audit['judge']} that pass under --apps-judge {other}: {shown}"
                          + (f" and {len(only) - 20} more" if len(only) > 20 else ""))
     return lines
+
+
+def row_lines(problems: Sequence[Problem], skipped: Sequence[SkippedRow], dataset: str,
+              most: int = MOST_ROW_LINES) -> list[str]:
+    """One line for each row the run could not use as it is: where it is (file and line, or row and problem)
+    and what to do. A skipped row is left out and counted; a broken problem scores 0 and runs nothing."""
+    lines = [_skipped_line(row, dataset) for row in skipped[:most]]
+    if len(skipped) > most:
+        lines.append(f"and {len(skipped) - most} more skipped rows (all of them under skipped_rows in the JSON report)")
+    broken = [p for p in problems if p.broken]
+    lines += [
+        f"problem {p.id} (row {p.index} of {dataset}) scores 0 and runs nothing: {p.broken}; give its input_output "
+        "as many outputs as inputs" for p in broken[:most]
+    ]
+    if len(broken) > most:
+        lines.append(f"and {len(broken) - most} more problems whose inputs and outputs differ in length "
+                     "(verdict broken in the JSON report)")
+    return lines
+
+
+def _skipped_line(row: SkippedRow, dataset: str) -> str:
+    if re.search(r"\bline \d+: ", row.reason):  # a line that is no row: its reason names the file and the line
+        return f"skipped {row.reason}; fix or remove that line (the rest of the file was read)"
+    todo = "give each row its own problem_id" if row.reason.startswith("duplicate") else "fix that row"
+    return f"skipped row {row.index} (problem {row.problem_id}) of {dataset}: {row.reason}; {todo} (it is left out " \
+           "and counted)"

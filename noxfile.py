@@ -1,0 +1,92 @@
+"""The project's tests against the pytest versions users get: one nox session per combination.
+
+- `tests-newest`: the whole suite with the newest releases of pytest, pytest-xdist, pytest-timeout and execnet
+  (what `pip install pytest-apps` gives a new environment today).
+- `tests-oldest`: the lowest versions `pyproject.toml` accepts, on the tests that use pytest's, xdist's and
+  execnet's interfaces (the plugin's hooks and collection, xdist scheduling, report transport, remote and ssh
+  workers, the terminal statistics); the other tests never touch those packages.
+- `tests-pythons`: the newest releases on the other supported Pythons found on this machine, on the same
+  tests as `tests-oldest`.
+
+`.ci/run` runs `tests-newest` and `tests-oldest`. Each session has its own virtual environment under `.nox/`
+with the project installed editable there (never in the environment nox itself runs in). Arguments after
+`--` go to pytest: `nox -s tests-oldest -- -k remote -x`.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import nox
+
+nox.options.sessions = ["tests-newest", "tests-oldest"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHON = "3.11"
+# The floors in pyproject.toml (execnet, which pytest-xdist brings, at the release pytest-xdist 3.5 came out with).
+OLDEST = ["pytest==8.0.0", "pytest-xdist==3.5.0", "pytest-timeout==2.2.0", "execnet==2.0.2"]
+NEWEST = ["pytest", "pytest-xdist", "pytest-timeout", "execnet"]
+# The tests that exercise pytest's, xdist's and execnet's interfaces.
+INTERFACE_TESTS = [
+    "tests/test_plugin.py",
+    "tests/test_remote.py",
+    "tests/test_ssh.py",
+    "tests/test_scheduling.py",
+    "tests/test_transport.py",
+    "tests/test_termstats.py",
+]
+
+
+VERSIONS = ("import importlib.metadata as m, sys; print('python', sys.version.split()[0], *(f'{n} {m.version(n)}' "
+            "for n in ('pytest', 'pytest-xdist', 'pytest-timeout', 'execnet', 'pluggy')))")
+
+
+def install(session: nox.Session, *pins: str) -> None:
+    session.install("-e", ".[test]")
+    # --upgrade: a reused environment (or pip's "already satisfied") keeps older releases otherwise
+    session.install("--upgrade", *pins)
+    session.run("python", "-c", VERSIONS)
+
+
+def pytest(session: nox.Session, *tests: str) -> None:
+    session.run("python", "-m", "pytest", *(session.posargs or tests))
+
+
+@nox.session(name="tests-newest", python=PYTHON)
+def tests_newest(session: nox.Session) -> None:
+    install(session, *NEWEST)
+    pytest(session, "tests")
+
+
+@nox.session(name="tests-oldest", python=PYTHON)
+def tests_oldest(session: nox.Session) -> None:
+    install(session, *OLDEST)
+    pytest(session, *INTERFACE_TESTS)
+
+
+def pyenv_pythons() -> list[str]:
+    """The supported CPythons besides PYTHON that pyenv holds on this machine (newest patch release of each),
+    put first on PATH so that nox finds them by version (pyenv's shims refuse a version not selected)."""
+    found: dict[str, str] = {}
+    root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    for folder in sorted(glob.glob(os.path.join(root, "versions", "3.*.*", "bin")), key=_version):
+        minor = ".".join(os.path.basename(os.path.dirname(folder)).split(".")[:2])
+        if minor != PYTHON and _version(folder) >= (3, 11) and os.path.exists(os.path.join(folder, f"python{minor}")):
+            found[minor] = folder
+    if found:
+        os.environ["PATH"] = os.pathsep.join([*found.values(), os.environ.get("PATH", "")])
+    return sorted(found, key=lambda v: tuple(map(int, v.split("."))))
+
+
+def _version(folder: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(part) for part in os.path.basename(os.path.dirname(folder)).split("."))
+    except ValueError:
+        return (0,)
+
+
+@nox.session(name="tests-pythons", python=pyenv_pythons() or ["3.12", "3.13"])
+def tests_pythons(session: nox.Session) -> None:
+    install(session, *NEWEST)
+    pytest(session, *INTERFACE_TESTS)
