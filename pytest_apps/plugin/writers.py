@@ -120,9 +120,77 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
     return props
 
 
-def terminal_lines(state: RunState, summary: Summary) -> list[str]:
+def run_section(*, cases: int, selected: int | None, executed: int, reused: int, carried: int, without_result: int,
+                interrupted: str | None, workers_lost: int, rerun: list[str], store: Path | None, resume: bool,
+                dropped: str, started_in: Path) -> dict[str, Any]:
+    """The report's `run` section: whether the run is complete, and where its records came from. Incomplete: it
+    was interrupted (a signal, -x), lost a worker, or some case of the plan has no result."""
+    selected_n = cases if selected is None else selected
+    never_ran = max(0, selected_n - executed - reused) if selected is not None else max(0, cases - executed - reused)
+    why = []
+    if interrupted:
+        why.append(f"interrupted ({interrupted})")
+    if workers_lost:
+        why.append(f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost")
+    if without_result:
+        cause = ("never ran" if interrupted or workers_lost or selected is None
+                 else "were not selected (node ids, -k, -m, --lf, --deselect) and have no earlier record")
+        why.append(f"{without_result} of {cases} cases {cause}")
+    elif never_ran and (interrupted or workers_lost):
+        why.append(f"{never_ran} of {cases} cases never ran; their results are earlier records")
+    section: dict[str, Any] = {
+        "complete": not why,
+        "cases": cases,
+        "selected": selected,
+        "executed": executed,
+        "reused": reused,
+        "carried": carried,
+        "without_result": without_result,
+        "interrupted": interrupted,
+    }
+    if why:
+        section["incomplete"] = "; ".join(why)
+    partial = selected is not None and selected < cases
+    if partial:  # a rerun merged into the earlier records: which cases ran again
+        section["rerun_count"] = len(rerun)
+        section["rerun"] = rerun[:MOST_RERUN_LISTED]
+    section["records"] = {"store": None if store is None else _shown(store, started_in), "resume": resume}
+    if dropped:
+        section["records"]["dropped"] = dropped
+    return section
+
+
+MOST_RERUN_LISTED = 200  # node ids a merged partial run's report names
+
+
+def _shown(path: Path, started_in: Path) -> str:
+    try:
+        return os.path.relpath(path, started_in)
+    except ValueError:
+        return str(path)
+
+
+def run_lines(run: dict[str, Any] | None) -> list[str]:
+    """The terminal's lines on the run's records, and on what it lacks."""
+    if run is None:
+        return []
+    store = run["records"]["store"]
+    lines = [f"records: {run['executed']} cases executed, {run['reused']} reused from their records"
+             + (f", {run['carried']} carried from earlier runs (not selected or not reached here)" if run["carried"]
+                else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
+    if run["records"].get("dropped"):
+        lines.append("records: " + run["records"]["dropped"])
+    if "rerun_count" in run:
+        lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
+                     f"{run['rerun_count']} rerun cases into the records of the others")
+    if not run["complete"]:
+        lines.append(f"INCOMPLETE RUN: {run['incomplete']}")
+    return lines
+
+
+def terminal_lines(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
-    lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
+    lines = run_lines(run) + summary_lines(summary, reference=reference, report_path=state.settings.report_path)
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
@@ -139,8 +207,10 @@ def down_line(down: dict[str, Any]) -> str:
             f"{count} cases it had been given had not finished there")
 
 
-def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
+def report_document(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
+    if run is not None:  # at the top, after the format version: whether the run is complete
+        doc = {"version": doc.pop("version"), "run": run, **doc}
     doc.update(isolation_fields(state.isolation(), state.remote_isolation))
     doc["machine"] = machine_figures(state)
     if state.workers_down:  # (absent otherwise: the report of a run that lost none is the usual one)
@@ -178,10 +248,11 @@ def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str,
     return out | {k: v for k, v in document.items() if k not in out}
 
 
-def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None) -> Comparison | None:
+def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None,
+                  run: dict[str, Any] | None = None) -> Comparison | None:
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
     comparison (returned, and in each report). Only the controller calls this."""
-    document = report_document(state, summary)
+    document = report_document(state, summary, run)
     comparison = None
     if baseline is not None:
         s = state.settings
