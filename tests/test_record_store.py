@@ -189,9 +189,13 @@ def test_a_node_id_rerun_merges_into_the_full_report(project: pytest.Pytester) -
                 "elsewhere", "--apps-fail-under", "0", "--apps-markdown", "r.md", "--junitxml", "j.xml")
     assert rerun.ret == 1
     rerun.stdout.fnmatch_lines(["*cannot pass an incomplete run*"])
-    partial = read_report(project)
+    rerun.stdout.fnmatch_lines(["*the complete report reports/apps-report.json is kept*"])
+    assert read_report(project) == merged  # the complete report stays; the partial one is beside it
+    partial = read_report(project, "reports/apps-report.incomplete.json")
     assert not partial["run"]["complete"] and partial["run"]["without_result"] == 26
-    assert (project.path / "r.md").read_text().startswith("> **Incomplete run**: 26 of 27 cases were not selected")
+    assert not partial["run"]["complete"] and partial["run"]["kept"] == "reports/apps-report.json"
+    assert (project.path / "r.incomplete.md").read_text().startswith(
+        "> **Incomplete run**: 26 of 27 cases were not selected")
     assert "apps_incomplete" in junit_properties(project.path / "j.xml")
 
 

@@ -8,6 +8,7 @@ send plain records back; the controller rolls them up into the report.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -40,6 +41,7 @@ from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import (
     build_summary,
+    is_complete_report,
     junit_properties,
     run_section,
     suite_properties,
@@ -371,6 +373,9 @@ class AppsPlugin:
             store=self.ledger.folder, resume=self.ledger.resume, dropped=self.ledger.dropped_text(),
             started_in=self.state.started_in,
         )
+        if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
+            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)
+            self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
         if not self.run["complete"]:
             for plugin in self.config.pluginmanager.get_plugins():
                 if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):

@@ -3,6 +3,7 @@ the terminal summary, JUnit properties, and the JSON, HTML and predictions files
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -185,12 +186,16 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
                      f"{run['rerun_count']} rerun cases into the records of the others")
     if not run["complete"]:
         lines.append(f"INCOMPLETE RUN: {run['incomplete']}")
+    if run.get("kept"):
+        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside it, "
+                     f"as {beside(Path(run['kept'])).name} (and likewise for --apps-html/--apps-markdown)")
     return lines
 
 
 def terminal_lines(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
-    lines = run_lines(run) + summary_lines(summary, reference=reference, report_path=state.settings.report_path)
+    report_path = beside(state.settings.report_path) if run and run.get("kept") else state.settings.report_path
+    lines = run_lines(run) + summary_lines(summary, reference=reference, report_path=report_path)
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
@@ -253,32 +258,54 @@ def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | 
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
     comparison (returned, and in each report). Only the controller calls this."""
     document = report_document(state, summary, run)
+    s = state.settings
+    place = beside if run is not None and run.get("kept") else (lambda path: path)
     comparison = None
     if baseline is not None:
-        s = state.settings
         comparison = compare(baseline, document, allow_mismatch=s.baseline_any, baseline_report=str(s.baseline),
                              report=s.report)
         document = with_baseline(document, comparison)
-    write_json(state, summary, document)
-    if state.settings.html:
+    write_json(state, summary, document, place(s.report_path))
+    if s.html:
         from ..report.html import write_html
 
-        write_html(document, state.settings.path(state.settings.html))
-    if state.settings.predictions:
+        write_html(document, place(s.path(s.html)))
+    if s.predictions:
         from ..report.predictions import prediction_records, write_predictions
 
         records = prediction_records(document, state.plan.problems, state.plan.candidates)
-        write_predictions(records, state.settings.path(state.settings.predictions))
-    if state.settings.markdown:
+        write_predictions(records, place(s.path(s.predictions)))
+    if s.markdown:
         from ..report.markdown import markdown_text, write_markdown
 
-        write_markdown(markdown_text(document), state.settings.path(state.settings.markdown))
+        write_markdown(markdown_text(document), place(s.path(s.markdown)))
     return comparison
 
 
-def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None) -> Path:
+def beside(path: Path) -> Path:
+    """Where an incomplete run's report goes when a complete one is at `path`: `<name>.incomplete<suffix>`."""
+    return path.with_name(f"{path.stem}.incomplete{path.suffix}")
+
+
+def is_complete_report(path: Path) -> bool:
+    """Whether the JSON report at `path` is that of a complete run (one without a `run` section, from before
+    runs said so: when no problem is incomplete)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(document, dict) or "problems" not in document:
+        return False
+    run = document.get("run")
+    if isinstance(run, dict):
+        return bool(run.get("complete"))
+    return not any(p.get("verdict") == "incomplete" for p in document["problems"])
+
+
+def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None,
+               path: Path | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
-    path = state.settings.report_path
+    path = path or state.settings.report_path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
