@@ -285,3 +285,47 @@ def test_a_run_stopped_by_a_signal_resumes_to_the_uninterrupted_records(
     assert report["run"]["reused"] >= before - 2
     assert records_of(report) == records_of(uninterrupted)
     assert not (folder / "r.md").read_text().startswith(">")
+
+
+# ---------------------------------------------------------------------------------- what a report says of a run
+
+
+def section(**kw) -> dict:
+    from pytest_apps.plugin.writers import run_section
+
+    args = dict(cases=27, selected=27, executed=27, reused=0, carried=0, without_result=0, interrupted=None,
+                workers_lost=0, rerun=[], store=Path("/p/.apps-records"), resume=False, dropped="",
+                started_in=Path("/p"))
+    return run_section(**{**args, **kw})
+
+
+def test_the_run_section_says_why_a_run_is_incomplete() -> None:
+    assert section()["complete"] and "incomplete" not in section() and "rerun" not in section()
+    assert section()["records"] == {"store": ".apps-records", "resume": False}
+    stopped = section(executed=8, without_result=19, interrupted="SIGTERM")
+    assert not stopped["complete"] and stopped["incomplete"] == "interrupted (SIGTERM); 19 of 27 cases never ran"
+    carried = section(executed=8, carried=19, interrupted="SIGINT")
+    assert carried["incomplete"] == "interrupted (SIGINT); 19 of 27 cases never ran; their results are earlier records"
+    lost = section(executed=20, without_result=7, workers_lost=1)
+    assert lost["incomplete"] == "1 worker lost; 7 of 27 cases never ran"
+    partial = section(selected=1, executed=1, without_result=26, rerun=["a.py::test_0"])
+    assert partial["incomplete"].startswith("26 of 27 cases were not selected")
+    assert partial["rerun"] == ["a.py::test_0"] and partial["rerun_count"] == 1
+    merged = section(selected=1, executed=1, carried=26, rerun=["a.py::test_0"])
+    assert merged["complete"] and merged["rerun"] == ["a.py::test_0"]
+
+
+def test_no_gate_passes_an_incomplete_run() -> None:
+    from pytest_apps.report.gates import fail_under_verdict, regression_verdict
+    from pytest_apps.report.rollup import Summary
+
+    summary = Summary([], [], {"strict_accuracy": 1.0})
+    assert fail_under_verdict(50, summary).passed
+    gate = fail_under_verdict(50, summary, "interrupted (SIGINT)")
+    assert not gate.passed and "cannot pass an incomplete run (interrupted (SIGINT))" in gate.message
+
+    class NoneFell:
+        newly_failing: list = []
+
+    assert regression_verdict(True, NoneFell()).passed
+    assert not regression_verdict(True, NoneFell(), "1 worker lost").passed

@@ -184,8 +184,6 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
     if "rerun_count" in run:
         lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
                      f"{run['rerun_count']} rerun cases into the records of the others")
-    if not run["complete"]:
-        lines.append(f"INCOMPLETE RUN: {run['incomplete']}")
     if run.get("kept"):
         lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside it, "
                      f"as {beside(Path(run['kept'])).name} (and likewise for --apps-html/--apps-markdown)")
@@ -195,12 +193,14 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
 def terminal_lines(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
     report_path = beside(state.settings.report_path) if run and run.get("kept") else state.settings.report_path
-    lines = run_lines(run) + summary_lines(summary, reference=reference, report_path=report_path)
+    # an incomplete run says so first; where its records came from after the figures
+    lines = [f"INCOMPLETE RUN: {run['incomplete']}"] if run and not run["complete"] else []
+    lines += summary_lines(summary, reference=reference, report_path=report_path)
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
                     "incomplete (exit status 1)")
-    return lines + judging_lines(summary, state.settings.judge) + lost
+    return lines + judging_lines(summary, state.settings.judge) + run_lines(run) + lost
 
 
 def down_line(down: dict[str, Any]) -> str:
