@@ -27,9 +27,7 @@ import hashlib
 import json
 import os
 import platform
-import sys
 import time
-from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -245,7 +243,3 @@ class RecordStore:
         finally:
             for _, fd in held:
                 os.close(fd)
-
-
-def keys_of(entries: Iterable[tuple[str, str, CaseRecord]]) -> Iterator[str]:
-    return (key for key, _, _ in entries)
