@@ -64,7 +64,8 @@ def test_a_run_against_its_baseline_lists_the_broken_and_the_fixed_problem(chang
     assert section[-3:] == ["newly passing (1): 900005", "newly failing (1): 900001", "  solutions/900001.py::test_0"]
 
     report = read_report(changed)
-    assert list(report)[:7] == ["version", "settings", "source", "summary", "isolation", "machine", "baseline"]
+    assert list(report)[:8] == ["version", "run", "settings", "source", "summary", "isolation", "machine",
+                                "baseline"]
     b = report["baseline"]
     assert b["baseline_report"] == "reports/base.json" and b["problems"] == 6 and b["differences"] == []
     assert [(x["id"], x["then"], x["now"], x["first_failure"]) for x in b["newly_failing_problems"]] == [

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 DEFAULT_DATASET = "codeparrot/apps"
 DEFAULT_REPORT = "reports/apps-report.json"
+DEFAULT_RECORDS = ".apps-records"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
 STEALING_MODES = ("on", "off")  # --apps-work-stealing (see plugin/scheduling.py)
 TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
@@ -186,6 +187,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("checkers", "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
            "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
            "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False),
+    Option("records", "Folder of the record store, where every case record is kept keyed by what decides it "
+           f"(relative to where pytest was started; default {DEFAULT_RECORDS}); 'off' keeps none.",
+           default=DEFAULT_RECORDS, metavar="PATH|off", selects=False),
+    Option("resume", "Execute only the cases that have no record in the store (an interrupted run, or "
+           "programs that changed); the others are reported from their records. A borderline record always "
+           "runs again.", kind="bool", default=False),
 )
 JUDGES = ("seed", "apps", "taco")  # --apps-judge (see judge/profiles.py)
 
@@ -233,6 +240,8 @@ class Settings:
     report: str = DEFAULT_REPORT
     judge: str = "seed"
     checkers: str | None = None
+    records: str = DEFAULT_RECORDS
+    resume: bool = False
     rootdir: str = "."
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -272,6 +281,11 @@ class Settings:
     @property
     def report_path(self) -> Path:
         return self.path(self.report)
+
+    @property
+    def records_path(self) -> Path | None:
+        """The record store's folder; None with `--apps-records off`."""
+        return None if self.records == "off" else self.path(self.records)
 
     def dataset_ref(self) -> str:
         """The dataset as the loader wants it: a local path resolved against rootdir, else the name."""

@@ -8,7 +8,10 @@ send plain records back; the controller rolls them up into the report.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -30,14 +33,23 @@ from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .early import correct_setup
+from .ledger import Ledger, report_recorded
 from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
 from .state import STATE_KEY, RunState
 from .termstats import forget_on_worker, forget_quiet_phase
-from .writers import (added_header_lines, build_summary, junit_properties, suite_properties, terminal_lines,
-                      write_reports)
+from .writers import (
+    added_header_lines,
+    build_summary,
+    is_complete_report,
+    junit_properties,
+    run_section,
+    suite_properties,
+    terminal_lines,
+    write_reports,
+)
 
 PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on the controller's machine
 SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
@@ -237,6 +249,24 @@ class AppsPlugin:
         self.finished = 0  # tests whose last report reached the controller
         self.specs: list[Any] = []  # the controller's xdist gateway specs
         self._remote: RemoteWorkers | None = None
+        # the record store (the controller's alone), and how this run went, for the reports
+        self.ledger: Ledger | None = None
+        if not self.is_worker:
+            params = config.invocation_params
+            self.ledger = Ledger(self.state, config.rootpath, params.dir, [str(a) for a in config.args])
+        self.selected: int | None = None  # the cases the command line selects (known once collected)
+        self.held: list[pytest.Item] = []  # without xdist: reused items, reported from their records
+        self.signal: str | None = None  # the signal that interrupted the run
+        self.run: dict[str, Any] | None = None
+        self._handlers: dict[int, Any] = {}
+        if not self.is_worker and threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._handlers[sig] = signal.signal(sig, self._interrupted)
+
+    def _interrupted(self, signum: int, frame: Any) -> None:
+        """SIGINT or SIGTERM on the controller: stop as Ctrl-C does (the reports are written, and say so)."""
+        self.signal = signal.Signals(signum).name
+        raise KeyboardInterrupt(self.signal)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
@@ -266,6 +296,34 @@ class AppsPlugin:
         elif self.state.narrow:  # what the arguments asked for below the candidates' folder (folder_arguments)
             items[:] = [item for item in items if narrowed(item, self.state.narrow)]
 
+    @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_reused(self, items: list[pytest.Item]) -> None:
+        """Without xdist: after every selection (-k, -m, --lf, --deselect), the reused items leave the run;
+        they are reported from their records when the run starts."""
+        if self.ledger is None:
+            return
+        self.selected = len(items)
+        if self.ledger.reused:
+            reused = self.ledger.reused
+            self.held = [item for item in items if item.nodeid in reused]
+            if self.held:
+                items[:] = [item for item in items if item.nodeid not in reused]
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        if self.held and not session.config.option.collectonly:
+            session.testscollected += len(self.held)
+            self.report_reused([item.nodeid for item in self.held])
+        return (yield)
+
+    def report_reused(self, nodeids: list[str]) -> None:
+        """Report these selected cases from their records (the scheduler calls this under xdist)."""
+        assert self.ledger is not None
+        if self.selected is None:
+            self.selected = len(self.scheduler.collection) if self.scheduler is not None else len(nodeids)
+        for nodeid in nodeids:
+            report_recorded(self.config, self.ledger.cases[nodeid], self.ledger.reused[nodeid], RECORD_KEY)
+
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getvalue("dist") != "loadscope":
@@ -274,7 +332,9 @@ class AppsPlugin:
 
         settings = self.state.settings
         self.scheduler = ProblemScheduling(config, log, stealing=settings.work_stealing == "on",
-                                           fail_fast=settings.fail_fast)
+                                           fail_fast=settings.fail_fast,
+                                           reused=self.ledger.reused if self.ledger is not None else (),
+                                           report_reused=self.report_reused)
         return self.scheduler
 
     @pytest.hookimpl(tryfirst=True)
@@ -351,7 +411,10 @@ class AppsPlugin:
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
         if mine:
             report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
-            self.records.add(CaseRecord.from_json(mine[-1]))
+            record = CaseRecord.from_json(mine[-1])
+            self.records.add(record)
+            if self.ledger is not None:
+                self.ledger.note(record)
         # --junitxml writes the properties of the teardown report (which no longer carries the record)
         record = self.records.get(report.nodeid) if report.when == "teardown" else None
         if record is not None and self.state.settings.junit_properties:
@@ -364,6 +427,38 @@ class AppsPlugin:
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             (forget_on_worker if self.is_worker else forget_quiet_phase)(terminal.stats, report)
+
+    @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
+    def pytest_sessionfinish_run(self, session: pytest.Session) -> None:
+        """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
+        the records of cases this run did not run taken from the store."""
+        if self.is_worker or self.ledger is None:
+            return
+        if self.selected is None and self.scheduler is not None and self.scheduler.collection is not None:
+            self.selected = len(self.scheduler.collection)
+        executed = len(self.ledger.executed)
+        reused = sum(1 for nodeid in self.ledger.reused if nodeid in self.records)
+        self.ledger.carry(self.records)
+        interrupted = None
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop:
+            interrupted = self.signal or ("interrupted" if session.exitstatus == pytest.ExitCode.INTERRUPTED
+                                          else str(session.shouldstop))
+        elif session.shouldfail:
+            interrupted = str(session.shouldfail)
+        self.run = run_section(
+            cases=len(self.ledger.cases), selected=self.selected, executed=executed, reused=reused,
+            carried=self.ledger.carried, without_result=self.ledger.without_result(self.records),
+            interrupted=interrupted, workers_lost=len(self.state.workers_down), rerun=self.ledger.executed,
+            store=self.ledger.folder, resume=self.ledger.resume, dropped=self.ledger.dropped_text(),
+            started_in=self.state.started_in,
+        )
+        if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
+            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)
+            self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
+        if not self.run["complete"]:
+            for plugin in self.config.pluginmanager.get_plugins():
+                if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):
+                    plugin.add_global_property("apps_incomplete", self.run["incomplete"])
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -379,11 +474,13 @@ class AppsPlugin:
         if self.state.workers_down:
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
             self.state.cases_not_run = gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"])
-        comparison, document = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None))
+        comparison, document = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None),
+                                             self.run)
         self.comparison = None if comparison is None else comparison.to_dict()
         self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
-        self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary)
-        self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison)
+        incomplete = None if self.run is None or self.run["complete"] else self.run["incomplete"]
+        self.gate = fail_under_verdict(self.state.settings.fail_under, self.summary, incomplete)
+        self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison, incomplete)
         gates_passed = passed([self.gate, self.regression])  # either failing fails the run
         # (the gate decides, "no tests ran" included: the README promises 0 or 1)
         ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
@@ -397,7 +494,7 @@ class AppsPlugin:
         if self.summary is None:
             return
         terminalreporter.section("APPS summary")
-        for line in terminal_lines(self.state, self.summary):
+        for line in terminal_lines(self.state, self.summary, self.run):
             terminalreporter.write_line(line)
         if self.comparison is not None:
             for line in baseline_lines(self.comparison):
@@ -412,6 +509,10 @@ class AppsPlugin:
                                             red=bool(self.regression and not self.regression.passed))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        for sig, handler in self._handlers.items():
+            signal.signal(sig, handler)
+        if self.ledger is not None:
+            self.ledger.close(compact=self.run is not None and self.run["complete"])
         self.state.close()
         remove_pool(self.run_name)  # this machine's pool, if its workers made one (they all end together)
         if self.state.owns_plan:

@@ -89,10 +89,14 @@ def steal_plan(
 
 
 class ProblemScheduling(LoadScopeScheduling):
-    def __init__(self, config: Any, log: Any = None, *, stealing: bool = True, fail_fast: bool = False) -> None:
+    def __init__(self, config: Any, log: Any = None, *, stealing: bool = True, fail_fast: bool = False,
+                 reused: Iterable[str] = (), report_reused: Callable[[list[str]], None] | None = None) -> None:
         super().__init__(config, log)
         self.stealing = stealing
         self.fail_fast = fail_fast
+        # node ids the controller reports from their records (--apps-resume): never sent to a worker
+        self.reused = frozenset(reused)
+        self.report_reused = report_reused
         self._positions: dict[Any, dict[str, int]] = {}
         self._queues: dict[Any, deque[int]] = {}  # per worker: its unfinished test indices, in its run order
         self._times: dict[str, list[float]] = {}  # scope -> [seconds, finished tests]
@@ -189,7 +193,7 @@ class ProblemScheduling(LoadScopeScheduling):
     # -- decisions ----------------------------------------------------------------------------------------
 
     def schedule(self) -> None:
-        if not self.stealing or self.collection is not None:
+        if (not self.stealing and not self.reused) or self.collection is not None:
             super().schedule()  # the first time without stealing; else a worker joined (one crashed)
             if self.stealing and not self.workqueue:
                 self._balance()
@@ -203,19 +207,34 @@ class ProblemScheduling(LoadScopeScheduling):
         if not self.collection:
             return
         units: dict[str, dict[str, bool]] = {}
+        reused = []
         for nodeid in self.collection:
-            units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+            if nodeid in self.reused:
+                reused.append(nodeid)
+            else:
+                units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
+        if reused and self.report_reused is not None:
+            self.report_reused(reused)
         # --no-loadscope-reorder (pytest-xdist >= 3.7; before it, no option: the largest units first, as its default)
         reorder = getattr(self.config.option, "loadscopereorder", True)
         order = sorted(units.items(), key=lambda item: -len(item[1])) if reorder else units.items()
         self.workqueue = OrderedDict(order)
+        if not self.stealing:  # as loadscope: no more workers than candidates
+            for _ in range(len(self.nodes) - len(self.workqueue)):
+                unused, _work = self.assigned_work.popitem()
+                unused.shutdown()
         for node in self.nodes:
-            if self.workqueue:
+            if self.workqueue and not node.shutting_down:
                 self._assign_work_unit(node)
         for node in self.nodes:
             self._reschedule(node)
         if not self.workqueue:
-            self._balance()
+            if self.stealing:
+                self._balance()
+            else:
+                for node in self.nodes:
+                    if not node.shutting_down:
+                        node.shutdown()
 
     def _reschedule(self, node: Any) -> None:
         if node.shutting_down:

@@ -3,6 +3,7 @@ the terminal summary, JUnit properties, and the JSON, HTML and predictions files
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -151,14 +152,86 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
     return props
 
 
-def terminal_lines(state: RunState, summary: Summary) -> list[str]:
+def run_section(*, cases: int, selected: int | None, executed: int, reused: int, carried: int, without_result: int,
+                interrupted: str | None, workers_lost: int, rerun: list[str], store: Path | None, resume: bool,
+                dropped: str, started_in: Path) -> dict[str, Any]:
+    """The report's `run` section: whether the run is complete, and where its records came from. Incomplete: it
+    was interrupted (a signal, -x), lost a worker, or some case of the plan has no result."""
+    selected_n = cases if selected is None else selected
+    never_ran = max(0, selected_n - executed - reused) if selected is not None else max(0, cases - executed - reused)
+    why = []
+    if interrupted:
+        why.append(f"interrupted ({interrupted})")
+    if workers_lost:
+        why.append(f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost")
+    if without_result:
+        cause = ("never ran" if interrupted or workers_lost or selected is None
+                 else "were not selected (node ids, -k, -m, --lf, --deselect) and have no earlier record")
+        why.append(f"{without_result} of {cases} cases {cause}")
+    elif never_ran and (interrupted or workers_lost):
+        why.append(f"{never_ran} of {cases} cases never ran; their results are earlier records")
+    section: dict[str, Any] = {
+        "complete": not why,
+        "cases": cases,
+        "selected": selected,
+        "executed": executed,
+        "reused": reused,
+        "carried": carried,
+        "without_result": without_result,
+        "interrupted": interrupted,
+    }
+    if why:
+        section["incomplete"] = "; ".join(why)
+    partial = selected is not None and selected < cases
+    if partial:  # a rerun merged into the earlier records: which cases ran again
+        section["rerun_count"] = len(rerun)
+        section["rerun"] = rerun[:MOST_RERUN_LISTED]
+    section["records"] = {"store": None if store is None else _shown(store, started_in), "resume": resume}
+    if dropped:
+        section["records"]["dropped"] = dropped
+    return section
+
+
+MOST_RERUN_LISTED = 200  # node ids a merged partial run's report names
+
+
+def _shown(path: Path, started_in: Path) -> str:
+    try:
+        return os.path.relpath(path, started_in)
+    except ValueError:
+        return str(path)
+
+
+def run_lines(run: dict[str, Any] | None) -> list[str]:
+    """The terminal's lines on the run's records, and on what it lacks."""
+    if run is None:
+        return []
+    store = run["records"]["store"]
+    lines = [f"records: {run['executed']} cases executed, {run['reused']} reused from their records"
+             + (f", {run['carried']} carried from earlier runs (not selected or not reached here)" if run["carried"]
+                else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
+    if run["records"].get("dropped"):
+        lines.append("records: " + run["records"]["dropped"])
+    if "rerun_count" in run:
+        lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
+                     f"{run['rerun_count']} rerun cases into the records of the others")
+    if run.get("kept"):
+        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside it, "
+                     f"as {beside(Path(run['kept'])).name} (and likewise for --apps-html/--apps-markdown)")
+    return lines
+
+
+def terminal_lines(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
-    lines = summary_lines(summary, reference=reference, report_path=state.settings.report_path)
+    report_path = beside(state.settings.report_path) if run and run.get("kept") else state.settings.report_path
+    # an incomplete run says so first; where its records came from after the figures
+    lines = [f"INCOMPLETE RUN: {run['incomplete']}"] if run and not run["complete"] else []
+    lines += summary_lines(summary, reference=reference, report_path=report_path)
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
                     "incomplete (exit status 1)")
-    return lines + judging_lines(summary, state.settings.judge) + lost + bad_input_lines(state)
+    return lines + judging_lines(summary, state.settings.judge) + run_lines(run) + lost + bad_input_lines(state)
 
 
 def down_line(down: dict[str, Any]) -> str:
@@ -170,8 +243,10 @@ def down_line(down: dict[str, Any]) -> str:
             f"{count} cases it had been given had not finished there")
 
 
-def report_document(state: RunState, summary: Summary) -> dict[str, Any]:
+def report_document(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
+    if run is not None:  # at the top, after the format version: whether the run is complete
+        doc = {"version": doc.pop("version"), "run": run, **doc}
     doc.update(isolation_fields(state.isolation(), state.remote_isolation))
     doc["machine"] = machine_figures(state)
     if state.workers_down:  # (absent otherwise: the report of a run that lost none is the usual one)
@@ -209,38 +284,60 @@ def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str,
     return out | {k: v for k, v in document.items() if k not in out}
 
 
-def write_reports(state: RunState, summary: Summary,
-                  baseline: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any]]:
+def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None,
+                  run: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any]]:
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
     comparison (in each report). Returns the comparison and the JSON report's document. Only the controller
     calls this."""
-    document = report_document(state, summary)
+    document = report_document(state, summary, run)
+    s = state.settings
+    place = beside if run is not None and run.get("kept") else (lambda path: path)
     comparison = None
     if baseline is not None:
-        s = state.settings
         comparison = compare(baseline, document, allow_mismatch=s.baseline_any, baseline_report=str(s.baseline),
                              report=s.report)
         document = with_baseline(document, comparison)
-    write_json(state, summary, document)
-    if state.settings.html:
+    write_json(state, summary, document, place(s.report_path))
+    if s.html:
         from ..report.html import write_html
 
-        write_html(document, state.settings.path(state.settings.html))
-    if state.settings.predictions:
+        write_html(document, place(s.path(s.html)))
+    if s.predictions:
         from ..report.predictions import prediction_records, write_predictions
 
         records = prediction_records(document, state.plan.problems, state.plan.candidates)
-        write_predictions(records, state.settings.path(state.settings.predictions))
-    if state.settings.markdown:
+        write_predictions(records, place(s.path(s.predictions)))
+    if s.markdown:
         from ..report.markdown import markdown_text, write_markdown
 
-        write_markdown(markdown_text(document), state.settings.path(state.settings.markdown))
+        write_markdown(markdown_text(document), place(s.path(s.markdown)))
     return comparison, document
 
 
-def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None) -> Path:
+def beside(path: Path) -> Path:
+    """Where an incomplete run's report goes when a complete one is at `path`: `<name>.incomplete<suffix>`."""
+    return path.with_name(f"{path.stem}.incomplete{path.suffix}")
+
+
+def is_complete_report(path: Path) -> bool:
+    """Whether the JSON report at `path` is that of a complete run (one without a `run` section, from before
+    runs said so: when no problem is incomplete)."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(document, dict) or "problems" not in document:
+        return False
+    run = document.get("run")
+    if isinstance(run, dict):
+        return bool(run.get("complete"))
+    return not any(p.get("verdict") == "incomplete" for p in document["problems"])
+
+
+def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None,
+               path: Path | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
-    path = state.settings.report_path
+    path = path or state.settings.report_path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)

@@ -14,10 +14,13 @@ class Gate:
     message: str
 
 
-def fail_under_verdict(threshold: float | None, summary: Summary) -> Gate | None:
-    """`--apps-fail-under`: the run passes when strict accuracy is at or above the threshold (percent)."""
+def fail_under_verdict(threshold: float | None, summary: Summary, incomplete: str | None = None) -> Gate | None:
+    """`--apps-fail-under`: the run passes when strict accuracy is at or above the threshold (percent). An
+    `incomplete` run (the line that says why) never passes."""
     if threshold is None:
         return None
+    if incomplete:
+        return Gate(False, f"FAIL: --apps-fail-under {threshold:g}% cannot pass an incomplete run ({incomplete})")
     value = 100 * (summary.figures["strict_accuracy"] or 0.0)
     # compare at the precision the report prints, so 50.00% meets --apps-fail-under 50
     if round(value, 6) >= threshold:
@@ -25,10 +28,13 @@ def fail_under_verdict(threshold: float | None, summary: Summary) -> Gate | None
     return Gate(False, f"FAIL: strict accuracy {value:.2f}% is below --apps-fail-under {threshold:g}%")
 
 
-def regression_verdict(enabled: bool, comparison: Comparison | None) -> Gate | None:
-    """`--apps-fail-on-regression`: the run fails when a problem that passed in the baseline does not pass now."""
+def regression_verdict(enabled: bool, comparison: Comparison | None, incomplete: str | None = None) -> Gate | None:
+    """`--apps-fail-on-regression`: the run fails when a problem that passed in the baseline does not pass now,
+    and when the run is `incomplete` (the line that says why)."""
     if not enabled or comparison is None:
         return None
+    if incomplete:
+        return Gate(False, f"FAIL: --apps-fail-on-regression cannot pass an incomplete run ({incomplete})")
     fell = len(comparison.newly_failing)
     if not fell:
         return Gate(True, "no problem that passed in the baseline fails now (--apps-fail-on-regression)")

@@ -571,6 +571,17 @@ CSS = asset("report.css")
 JS = asset("report.js")
 
 
+def _incomplete_banner(document: Mapping[str, Any]) -> str:
+    """An incomplete run's banner, above everything else."""
+    run = document.get("run") or {}
+    if run.get("complete", True):
+        return ""
+    return (f'<div class="incomplete" role="alert" style="background:#fde2e1;border:2px solid #b42318;'
+            f'padding:.6em 1em;margin-bottom:1em"><strong>Incomplete run:</strong> '
+            f'{esc(run.get("incomplete", "some cases have no result"))}. These figures are not a full '
+            "evaluation.</div>")
+
+
 def render_html(document: Mapping[str, Any]) -> str:
     """The whole page as one string."""
     f = document.get("summary") or {}
@@ -587,6 +598,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         title += f" · {source['dataset']}"
     body = "".join(
         [
+            _incomplete_banner(document),
             _header(document),
             _cards(f),
             _tiers(f),

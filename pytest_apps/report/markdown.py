@@ -134,9 +134,18 @@ def _baseline(c: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _incomplete(document: Mapping[str, Any]) -> list[str]:
+    """The first line of an incomplete run's summary: that it is incomplete, and why."""
+    run = document.get("run") or {}
+    if run.get("complete", True):
+        return []
+    return [f"> **Incomplete run**: {run.get('incomplete', 'some cases have no result')}. These figures are "
+            "not a full evaluation.", ""]
+
+
 def markdown_text(document: Mapping[str, Any]) -> str:
     """The Markdown summary of a report document (with its `baseline` section when it has one)."""
-    lines = _headline(document)
+    lines = _incomplete(document) + _headline(document)
     if document.get("baseline"):
         lines += _baseline(document["baseline"])
     return "\n".join(lines) + "\n"

@@ -1,0 +1,245 @@
+"""The record store: every case record a run produced, kept on disk and keyed by what decides it.
+
+A case record is a pure function of its key: the program's text, the test's input and expected output (and
+the problem's format and function name), the judge profile and the problem's checker, the limits, and the
+harness version. `case_key` hashes those; the store maps keys to records.
+
+Layout: a folder of segment files, one per run that wrote records (`<ns-time>-<pid>.rec`), each line one
+record::
+
+    <16 hex: blake2b-64 of the JSON text> <JSON text: {"k": key, "v": harness version, "r": record}>\\n
+
+A line is written with one `write` on a file opened for appending, so a killed process (SIGKILL) leaves every
+line it wrote whole, except perhaps the last; a line whose checksum does not match, or that lacks its
+newline (a torn write), is dropped when the store is read, and counted. Lines are flushed to the kernel as
+they are written and synced to the disk every `SYNC_EVERY` seconds and at close: after a power loss the
+records of the last seconds may be missing or torn, never wrong.
+
+A run holds an exclusive lock on its own segment while it writes it. Several runs may share one folder; a
+segment is merged by `compact` only when no run holds it. Later segments (by name: the time they were
+started) take precedence for a key written twice. No pytest here.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.record import CaseRecord
+
+SUFFIX = ".rec"
+SYNC_EVERY = 2.0  # seconds between fsyncs of a segment being written
+COMPACT_AT = 8  # segments in the folder from which a finished run merges the unlocked ones into one
+_PACKAGE = Path(__file__).resolve().parent.parent
+# the packages whose code decides a case's record (the plugin and the reports only carry it)
+_DECIDING = ("core", "dataset", "executor", "judge", "engine")
+
+
+def _version_text() -> str:
+    try:
+        from importlib.metadata import version
+
+        release = version("pytest-apps")
+    except Exception:  # noqa: BLE001 - not installed as a distribution (a source checkout)
+        release = "0"
+    digest = hashlib.blake2b(digest_size=8)
+    for package in _DECIDING:
+        for path in sorted((_PACKAGE / package).rglob("*.py")):
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{release}+{digest.hexdigest()}"
+
+
+# The harness version: the release, the source of every module that decides a record, and the Python that
+# runs the candidates. A change to any of them makes every key new (nothing recorded before is reused).
+HARNESS_VERSION = f"{_version_text()}-py{platform.python_version()}"
+
+
+def case_digest(test_input: Any, expected: Any) -> str:
+    """One test's input and expected output, as the key holds them."""
+    text = json.dumps([test_input, expected], sort_keys=True, ensure_ascii=False, default=repr)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class JudgeKey:
+    """What, beside the program and the test, decides a record: profile, checker, audit, limits."""
+
+    profile: str
+    audit: bool
+    limits: dict[str, Any]  # the executor's limits (time limit already scaled), as plain data
+
+    def text(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def case_key(judge: JudgeKey, code: str | None, fmt: str, fn_name: str | None, test: str, checker: str = "",
+             version: str = HARNESS_VERSION) -> str:
+    """The key of one case: a hash of everything that decides its record. `test` is `case_digest` of the test,
+    `checker` the digest of the problem's checker file ("" without one)."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in (version, judge.text(), fmt, fn_name or "", checker, test):
+        h.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    h.update(b"\1" if code is None else b"\2" + code.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def file_digest(path: str | Path) -> str:
+    return hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
+
+
+def _line(key: str, record: CaseRecord, version: str) -> bytes:
+    text = json.dumps({"k": key, "v": version, "r": record.to_dict()}, ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=8).hexdigest().encode() + b" " + text + b"\n"
+
+
+@dataclass
+class Segment:
+    """What reading one segment gave: its entries (key, version, record) in order, and the lines dropped."""
+
+    path: Path
+    entries: list[tuple[str, str, CaseRecord]]
+    dropped: int = 0  # lines whose checksum failed, or torn (no newline at the end of the file)
+
+
+def read_segment(path: Path) -> Segment:
+    data = path.read_bytes()
+    out = Segment(path, [])
+    lines = data.split(b"\n")
+    torn = lines.pop()  # after the last newline: b"" when the file ends whole
+    if torn:
+        out.dropped += 1
+    for line in lines:
+        entry = _parse(line)
+        if entry is None:
+            out.dropped += 1
+        else:
+            out.entries.append(entry)
+    return out
+
+
+def _parse(line: bytes) -> tuple[str, str, CaseRecord] | None:
+    checksum, _, text = line.partition(b" ")
+    if hashlib.blake2b(text, digest_size=8).hexdigest().encode() != checksum:
+        return None
+    try:
+        data = json.loads(text)
+        return data["k"], data["v"], CaseRecord.from_dict(data["r"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class RecordStore:
+    """A folder of segments: read at open (the latest record per key), appended to by this run."""
+
+    def __init__(self, folder: str | Path, version: str = HARNESS_VERSION) -> None:
+        self.folder = Path(folder)
+        self.version = version
+        self.records: dict[str, CaseRecord] = {}
+        self.dropped: list[tuple[str, int]] = []  # (segment file, lines dropped) where some were
+        self.written = 0
+        self._fd: int | None = None
+        self._path: Path | None = None
+        self._synced = time.monotonic()
+
+    def load(self) -> RecordStore:
+        """Read every segment (a missing folder is an empty store); records of another harness version are
+        not kept (their keys cannot match)."""
+        for path in self.segments():
+            try:
+                segment = read_segment(path)
+            except OSError:
+                continue
+            if segment.dropped:
+                self.dropped.append((str(path), segment.dropped))
+            for key, version, record in segment.entries:
+                if version == self.version:
+                    self.records[key] = record
+        return self
+
+    def segments(self) -> list[Path]:
+        try:
+            return sorted(p for p in self.folder.iterdir() if p.suffix == SUFFIX and p.is_file())
+        except OSError:
+            return []
+
+    def get(self, key: str) -> CaseRecord | None:
+        return self.records.get(key)
+
+    def append(self, key: str, record: CaseRecord) -> None:
+        """Keep `record` under `key`: in memory and, with one write, at the end of this run's segment."""
+        self.records[key] = record
+        if self._fd is None:
+            self._open()
+        assert self._fd is not None
+        os.write(self._fd, _line(key, record, self.version))
+        self.written += 1
+        now = time.monotonic()
+        if now - self._synced >= SYNC_EVERY:
+            os.fsync(self._fd)
+            self._synced = now
+
+    def _open(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._path = self.folder / f"{time.time_ns():020d}-{os.getpid()}{SUFFIX}"
+        self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            finally:
+                os.close(self._fd)  # the lock goes with it
+                self._fd = None
+
+    def compact(self, at: int = COMPACT_AT) -> int:
+        """With `at` segments or more: merge those no run holds into one (the latest record per key of this
+        harness version; other versions' records and dropped lines go). Returns the segments merged."""
+        paths = self.segments()
+        if len(paths) < at:
+            return 0
+        held: list[tuple[Path, int]] = []
+        try:
+            for path in paths:
+                if path == self._path:
+                    continue
+                try:
+                    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    continue
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)  # a live run's segment
+                    continue
+                held.append((path, fd))
+            if len(held) < 2:
+                return 0
+            merged: dict[str, CaseRecord] = {}
+            for path, _ in held:
+                for key, version, record in read_segment(path).entries:
+                    if version == self.version:
+                        merged[key] = record
+            # named as the last merged one (so it keeps its place in the order), written beside and renamed
+            target = held[-1][0]
+            tmp = target.with_name(target.name + ".tmp")
+            with open(tmp, "wb") as fh:
+                for key, record in merged.items():
+                    fh.write(_line(key, record, self.version))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+            for path, _ in held[:-1]:
+                path.unlink(missing_ok=True)
+            return len(held)
+        finally:
+            for _, fd in held:
+                os.close(fd)

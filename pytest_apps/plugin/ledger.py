@@ -1,0 +1,199 @@
+"""The controller's side of the record store (engine/records.py): which cases the plan holds and under which
+node ids, each case's key, which records are reused (`--apps-resume`), the records this run writes, and the
+ones carried into the report for cases this run did not run.
+
+Only the controller (or the only process) makes a Ledger; workers and remote gateways never see the store.
+Reuse is a scheduling decision: a reused case is not sent to a worker (scheduling.py leaves it out of the
+work; without xdist, it is taken out of the items), and the controller reports it from its record, as a
+pytest test report of its recorded outcome, so the terminal, JUnit and --lf count it as a run case would.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ..candidates.sources import Candidate
+from ..core.outcome import PASS
+from ..core.record import CaseRecord
+from ..dataset.problems import Problem, case_order
+from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, file_digest
+from . import nodeids
+from .plan import CaseStore
+from .state import RunState
+from .transport import LOCATION_PREFIX
+
+HARNESS_ERROR = "harness_error"  # a fault of the harness is no function of the key: never kept
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    """One case of the plan, named as the controller's pytest names its item."""
+
+    nodeid: str
+    location: tuple[str, int, str]
+    rerun_id: str  # the node id spelled from where the run was started
+    problem: Problem
+    candidate: Candidate
+    index: int
+
+
+def case_names(entries: list[tuple[Problem, list[Candidate]]],
+               fail_fast: bool) -> Iterator[tuple[tuple[str, ...], Problem, Candidate, int]]:
+    """The names below a candidate file of each of its case items, as collect.CandidateFile collects them."""
+    first = entries[0][1][0] if entries and entries[0][1] else None
+    single = (first is not None and len(entries) == 1 and len(entries[0][1]) == 1 and not first.label
+              and not first.shared)
+    for problem, candidates in entries:
+        for cand in candidates:
+            if single:
+                above: tuple[str, ...] = ()
+            elif len(candidates) == 1 and not cand.label:
+                above = (problem.id,)
+            else:
+                above = (problem.id, cand.label or f"sample_{cand.sample}")
+            for index in case_order(problem, fail_fast):
+                yield (*above, f"test_{index}"), problem, cand, index
+
+
+def planned_cases(by_file: dict[str, list[tuple[Problem, list[Candidate]]]], rootdir: Path, invocation_dir: Path,
+                  args: Iterable[str], fail_fast: bool) -> dict[str, PlannedCase]:
+    """Every case of the plan by node id, whether or not the command line selects it (a file that pytest
+    could not name from this command line, outside the rootdir and every argument, is left out)."""
+    initial = [a.path for a in nodeids.arguments(args, invocation_dir)]
+    out: dict[str, PlannedCase] = {}
+    for file, entries in by_file.items():
+        ids = nodeids.file_ids(file, rootdir, invocation_dir, initial)
+        if ids is None:
+            continue
+        for names, problem, cand, index in case_names(entries, fail_fast):
+            nodeid = "::".join([ids.nodeid, *names])
+            out[nodeid] = PlannedCase(nodeid, (ids.location, 0, f"{LOCATION_PREFIX}{problem.id} test {index}"),
+                                      "::".join([ids.shown, *names]), problem, cand, index)
+    return out
+
+
+def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
+    """Each case's key (engine.records.case_key). Reads every problem's test data once, here on the controller."""
+    judging = state.judging
+    judge = JudgeKey(judging.profile, judging.audit, asdict(state.limits()))
+    checkers = judging.checkers
+    store = CaseStore(state.plan, keep=1)
+    digests: dict[str, list[str]] = {}
+    checker_digests: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for case in cases:
+        pid = case.problem.id
+        tests = digests.get(pid)
+        if tests is None:
+            data = store.get(case.problem)
+            tests = digests[pid] = [case_digest(i, o) for i, o in zip(data.inputs, data.outputs)]
+            path = checkers.files.get(pid) if checkers is not None else None
+            checker_digests[pid] = file_digest(path) if path is not None else ""
+        if case.index >= len(tests):
+            continue
+        out[case.nodeid] = case_key(judge, case.candidate.code, case.problem.fmt, case.problem.fn_name,
+                                    tests[case.index], checker_digests[pid])
+    return out
+
+
+def restamped(record: CaseRecord, case: PlannedCase) -> CaseRecord:
+    """A stored record as this run's case: its node id and rerun id (the same program may sit elsewhere now)."""
+    return replace(record, nodeid=case.nodeid, rerun_id=case.rerun_id if record.kind != PASS else "")
+
+
+class Ledger:
+    """The run's record store on the controller."""
+
+    def __init__(self, state: RunState, rootdir: Path, invocation_dir: Path, args: Iterable[str]) -> None:
+        s = state.settings
+        self.folder = s.records_path
+        self.resume = s.resume
+        self.fail_fast = s.fail_fast
+        self.cases = planned_cases(state.plan.by_file(), rootdir, invocation_dir, args, s.fail_fast)
+        self.keys = case_keys(state, self.cases.values()) if self.folder is not None else {}
+        self.store = RecordStore(self.folder).load() if self.folder is not None else None
+        self.reused: dict[str, CaseRecord] = {}  # node id -> its record, reported without running
+        self.executed: list[str] = []  # node ids whose record this run produced
+        self.carried = 0  # records taken from the store for cases this run did not run
+        if self.store is not None and self.resume:
+            for nodeid, key in self.keys.items():
+                record = self.store.get(key)
+                if record is not None and not record.borderline and nodeid not in state.explicit:
+                    self.reused[nodeid] = restamped(record, self.cases[nodeid])
+
+    def note(self, record: CaseRecord) -> None:
+        """A record this run produced (not a reused one): kept in the store under its case's key."""
+        if record.nodeid in self.reused:
+            return
+        self.executed.append(record.nodeid)
+        key = self.keys.get(record.nodeid)
+        if self.store is not None and key is not None and record.kind != HARNESS_ERROR:
+            self.store.append(key, record)
+
+    def carry(self, have: Any) -> int:
+        """Records from the store for the plan's cases that have none in `have` (this run's records: the cases
+        it did not select, or did not reach); `have` gains them. Returns how many."""
+        if self.store is None:
+            return 0
+        for nodeid, key in self.keys.items():
+            if nodeid in have:
+                continue
+            record = self.store.get(key)
+            if record is not None:
+                have.add(restamped(record, self.cases[nodeid]))
+                self.carried += 1
+        return self.carried
+
+    def without_result(self, have: Any) -> int:
+        """Cases of the plan with no record in `have`, less those that fail-fast skips by design (a later case
+        of a candidate that has failed)."""
+        failed = set()
+        if self.fail_fast:
+            failed = {(r.problem, r.sample) for r in have if r.kind != PASS}
+        return sum(1 for nodeid, case in self.cases.items()
+                   if nodeid not in have and (case.problem.id, case.candidate.sample) not in failed)
+
+    def dropped_text(self) -> str:
+        if self.store is None or not self.store.dropped:
+            return ""
+        lines = sum(n for _, n in self.store.dropped)
+        files = ", ".join(os.path.basename(f) for f, _ in self.store.dropped)
+        return f"{lines} damaged or torn record line{'s' if lines != 1 else ''} dropped ({files})"
+
+    def close(self, compact: bool) -> None:
+        if self.store is None:
+            return
+        self.store.close()
+        if compact:
+            try:
+                self.store.compact()
+            except OSError:
+                pass  # compaction is an economy, never a condition of the run
+
+
+def report_recorded(config: Any, case: PlannedCase, record: CaseRecord, record_key: str) -> None:
+    """Report a reused case from its record, as its run would have been reported (setup, call, teardown),
+    the record riding on the call report as a worker's does."""
+    import pytest
+
+    hook = config.hook
+    hook.pytest_runtest_logstart(nodeid=case.nodeid, location=case.location)
+    keywords = {case.nodeid.rsplit("::", 1)[-1]: 1, f"apps_{case.problem.difficulty}": 1, "apps_reused": 1}
+    passed = record.kind == PASS
+    longrepr = None
+    if not passed:
+        why = f" ({record.reason})" if record.reason else ""
+        longrepr = (f"problem {record.problem} test {record.case}: {record.kind}{why}\n"
+                    f"reported from its record (--apps-resume): it did not run again; name its node id "
+                    f"to run it: {record.rerun_id or record.nodeid}")
+    for when, outcome, text in (("setup", "passed", None), ("call", "passed" if passed else "failed", longrepr),
+                                ("teardown", "passed", None)):
+        props = [(record_key, record.to_json())] if when == "call" else []
+        report = pytest.TestReport(case.nodeid, case.location, keywords, outcome, text, when,
+                                   user_properties=props)
+        hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=case.nodeid, location=case.location)

@@ -1,0 +1,331 @@
+"""The record store: checksummed segments, keys, resume, merged reruns, and interrupted runs' reports.
+
+The store itself is tested as plain functions; each path through the plugin once, end to end, with real xdist
+workers and real signals sent to the controller.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from pytest_apps.core.record import CaseRecord
+from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, read_segment
+
+from conftest import REPO, SOLUTIONS, read_report, run
+
+SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
+
+
+def record(case: int, kind: str = "pass", **kw) -> CaseRecord:
+    return CaseRecord("900001", case, kind, nodeid=f"solutions/900001.py::test_{case}", **kw)
+
+
+# ------------------------------------------------------------------------------------------- the store itself
+
+
+def test_records_survive_a_reopen_and_the_latest_record_of_a_key_wins(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path / "rec")
+    store.append("a", record(0))
+    store.append("b", record(1, "wrong_answer", reason="got 4"))
+    store.close()
+    later = RecordStore(tmp_path / "rec")
+    later.append("a", record(0, "timeout"))
+    later.close()
+    loaded = RecordStore(tmp_path / "rec").load()
+    assert loaded.get("a") == record(0, "timeout")
+    assert loaded.get("b") == record(1, "wrong_answer", reason="got 4")
+    assert not loaded.dropped
+
+
+def test_a_torn_tail_and_a_damaged_line_are_dropped_and_counted(tmp_path: Path) -> None:
+    store = RecordStore(tmp_path)
+    for i in range(4):
+        store.append(f"k{i}", record(i))
+    store.close()
+    [segment] = store.segments()
+    data = segment.read_bytes()
+    lines = data.split(b"\n")
+    lines[1] = lines[1].replace(b'"pass"', b'"fail"')  # the checksum no longer matches
+    torn = b"\n".join(lines)[:-20]  # the last line cut short, as a killed writer leaves it
+    segment.write_bytes(torn)
+    read = read_segment(segment)
+    assert read.dropped == 2
+    assert [key for key, _, _ in read.entries] == ["k0", "k2"]
+    loaded = RecordStore(tmp_path).load()
+    assert set(loaded.records) == {"k0", "k2"}
+    assert loaded.dropped == [(str(segment), 2)]
+
+
+def test_compaction_merges_idle_segments_and_leaves_a_live_run_alone(tmp_path: Path) -> None:
+    for i in range(3):
+        old = RecordStore(tmp_path)
+        old.append("same", record(0, "pass" if i < 2 else "timeout"))
+        old.append(f"own{i}", record(i + 1))
+        old.close()
+    other = RecordStore(tmp_path, version="an older harness")
+    other.append("old", record(9))
+    other.close()
+    live = RecordStore(tmp_path)  # another run, still writing (it holds its segment's lock)
+    live.append("live", record(5))
+    me = RecordStore(tmp_path)
+    me.append("mine", record(6))
+    assert me.compact(at=3) == 4
+    live.close()
+    me.close()
+    assert len(RecordStore(tmp_path).segments()) == 3  # the merged one, the live run's and this run's
+    loaded = RecordStore(tmp_path).load()
+    assert loaded.get("same") == record(0, "timeout")  # the latest
+    assert {"own0", "own1", "own2", "live", "mine"} <= set(loaded.records)
+    assert RecordStore(tmp_path, version="an older harness").load().get("old") is None  # gone with its version
+
+
+def test_the_key_changes_with_everything_that_decides_a_record() -> None:
+    judge = JudgeKey("seed", False, {"timeout": 4.0, "memory": 2**32})
+    test = case_digest("1 2\n", "3\n")
+    base = case_key(judge, "print(3)", "stdin", None, test)
+    assert base == case_key(judge, "print(3)", "stdin", None, case_digest("1 2\n", "3\n"))
+    changed = [
+        case_key(judge, "print(4)", "stdin", None, test),
+        case_key(judge, None, "stdin", None, test),
+        case_key(judge, "print(3)", "call", "f", test),
+        case_key(judge, "print(3)", "stdin", None, case_digest("1 2\n", "4\n")),
+        case_key(judge, "print(3)", "stdin", None, case_digest("1 3\n", "3\n")),
+        case_key(judge, "print(3)", "stdin", None, test, checker="abc"),
+        case_key(JudgeKey("apps", False, judge.limits), "print(3)", "stdin", None, test),
+        case_key(JudgeKey("seed", True, judge.limits), "print(3)", "stdin", None, test),
+        case_key(JudgeKey("seed", False, {"timeout": 8.0, "memory": 2**32}), "print(3)", "stdin", None, test),
+        case_key(JudgeKey("seed", False, {"timeout": 4.0, "memory": 2**31}), "print(3)", "stdin", None, test),
+        case_key(judge, "print(3)", "stdin", None, test, version="another harness"),
+    ]
+    assert base not in changed and len(set(changed)) == len(changed)
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+
+def records_of(report: dict) -> dict[str, tuple]:
+    """Per-test records of a report, without what is measured afresh each time (times, memory)."""
+    out = {}
+    for problem in report["problems"]:
+        for test in problem["tests"]:
+            out[f"{problem['id']}:{test['case']}"] = (test["kind"], test["step"])
+        out[problem["id"]] = (problem["verdict"], problem["reason"], problem["tests_run"], problem["first_failure"])
+    return out
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The sample's solutions, one of them wrong (problem 900003 fails its tests)."""
+    folder = pytester.path / "solutions"
+    folder.mkdir()
+    for path in sorted(SOLUTIONS.glob("*.py")):
+        text = path.read_text()
+        if path.stem == "900003":
+            text = "print('no')\n"
+        (folder / path.name).write_text(text)
+    return pytester
+
+
+def test_resume_executes_only_what_changed_and_says_how_many_were_reused(project: pytest.Pytester) -> None:
+    first = run(project, "--apps-dataset=sample", "-n", "2")
+    first.assert_outcomes(passed=22, failed=5)
+    full = read_report(project)
+    assert full["run"]["complete"] and full["run"]["executed"] == 27
+    again = run(project, "--apps-dataset=sample", "-n", "2", "--apps-resume", "--junitxml=j.xml")
+    again.assert_outcomes(passed=22, failed=5)  # the terminal counts every case, reused or run
+    again.stdout.fnmatch_lines(["records: 0 cases executed, 27 reused from their records*"])
+    resumed = read_report(project)
+    assert resumed["run"]["executed"] == 0 and resumed["run"]["reused"] == 27
+    assert records_of(resumed) == records_of(full)
+    assert len(list(ET.parse(project.path / "j.xml").getroot().iter("testcase"))) == 27
+    # a new program for one problem: only its cases run again
+    (project.path / "solutions" / "900003.py").write_text((SOLUTIONS / "900003.py").read_text())
+    fixed = run(project, "--apps-dataset=sample", "-n", "2", "--apps-resume")
+    fixed.assert_outcomes(passed=27)
+    report = read_report(project)
+    ran = {p["id"]: p for p in report["problems"]}["900003"]["tests_run"]
+    assert report["run"]["executed"] == ran and report["run"]["reused"] == 27 - ran
+    assert report["summary"]["strict_accuracy"] == 1.0
+
+
+def test_a_borderline_record_is_never_reused(project: pytest.Pytester) -> None:
+    run(project, "--apps-dataset=sample", "-n", "0", "--apps-only", "900001").assert_outcomes(passed=5)
+    store = RecordStore(project.path / ".apps-records").load()
+    key, rec = next((k, r) for k, r in store.records.items() if r.case == 1)
+    marked = RecordStore(project.path / ".apps-records")
+    marked.append(key, CaseRecord(**{**rec.to_dict(), "borderline": True}))  # as a run near the limit records it
+    marked.close()
+    result = run(project, "--apps-dataset=sample", "-n", "0", "--apps-only", "900001", "--apps-resume")
+    result.assert_outcomes(passed=5)
+    report = read_report(project)
+    assert report["run"]["executed"] == 1 and report["run"]["reused"] == 4
+    assert RecordStore(project.path / ".apps-records").load().get(key).borderline is False  # measured afresh
+
+
+def test_a_node_id_rerun_merges_into_the_full_report(project: pytest.Pytester) -> None:
+    run(project, "--apps-dataset=sample", "-n", "2").assert_outcomes(passed=22, failed=5)
+    full = read_report(project)
+    rerun = run(project, "--apps-dataset=sample", "-n", "2", "solutions/900003.py::test_0",
+                "--apps-fail-under", "80", "--apps-markdown", "r.md")
+    rerun.assert_outcomes(failed=1)
+    rerun.stdout.fnmatch_lines(["*this run selected 1 of 27 cases: the report merges its 1 rerun cases*"])
+    merged = read_report(project)
+    assert merged["run"]["complete"] and merged["run"]["rerun"] == ["solutions/900003.py::test_0"]
+    assert merged["run"]["executed"] == 1 and merged["run"]["carried"] == 26
+    assert records_of(merged) == records_of(full)
+    assert merged["summary"]["strict_accuracy"] == full["summary"]["strict_accuracy"]
+    assert not (project.path / "r.md").read_text().startswith(">")
+    # without records of the other cases (a new store), the partial report says so, and the gate cannot pass
+    rerun = run(project, "--apps-dataset=sample", "-n", "2", "solutions/900001.py::test_0", "--apps-records",
+                "elsewhere", "--apps-fail-under", "0", "--apps-markdown", "r.md", "--junitxml", "j.xml")
+    assert rerun.ret == 1
+    rerun.stdout.fnmatch_lines(["*cannot pass an incomplete run*"])
+    rerun.stdout.fnmatch_lines(["*the complete report reports/apps-report.json is kept*"])
+    assert read_report(project) == merged  # the complete report stays; the partial one is beside it
+    partial = read_report(project, "reports/apps-report.incomplete.json")
+    assert not partial["run"]["complete"] and partial["run"]["without_result"] == 26
+    assert not partial["run"]["complete"] and partial["run"]["kept"] == "reports/apps-report.json"
+    assert (project.path / "r.incomplete.md").read_text().startswith(
+        "> **Incomplete run**: 26 of 27 cases were not selected")
+    assert "apps_incomplete" in junit_properties(project.path / "j.xml")
+
+
+def junit_properties(path: Path) -> dict[str, str]:
+    root = ET.parse(path).getroot()
+    return {p.get("name"): p.get("value") for p in root.iter("property")}
+
+
+def test_the_controllers_nodeids_match_a_collection_with_several_samples(pytester: pytest.Pytester) -> None:
+    """A generations file of two samples a problem: the controller names its cases as the workers collect them
+    (else nothing would be reused)."""
+    lines = [{"problem_id": pid, "code": (SOLUTIONS / f"{pid}.py").read_text()} for pid in ("900001", "900002")]
+    (pytester.path / "gens.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines * 2))
+    args = ("--apps-dataset=sample", "--apps-candidates", "gens.jsonl", "--apps-only", "900001,900002", "-n", "2")
+    run(pytester, *args).assert_outcomes(passed=18)
+    result = run(pytester, *args, "--apps-resume", "-v")
+    result.assert_outcomes(passed=18)
+    result.stdout.fnmatch_lines(["*gens.jsonl::900002::sample_1::test_0 PASSED*"])
+    assert read_report(pytester)["run"]["reused"] == 18
+
+
+# --------------------------------------------------------------------------------- interrupted, then resumed
+
+
+SLOW = "import time\ntime.sleep(0.25)\n"
+
+
+def slow_project(folder: Path) -> Path:
+    """The sample's solutions, each a quarter of a second slower: a signal lands while cases still run."""
+    (folder / "solutions").mkdir(parents=True)
+    for path in sorted(SOLUTIONS.glob("*.py")):
+        (folder / "solutions" / path.name).write_text(SLOW + path.read_text())
+    return folder
+
+
+def pytest_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-p", "no:benchmark", "-p", "no:cacheprovider", "-q",
+            "--apps-dataset=sample", "-n", "2", "--apps-markdown", "r.md", "--apps-html", "r.html",
+            "--junitxml", "j.xml", *args]
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def stored(folder: Path) -> int:
+    return sum(len(read_segment(p).entries) for p in RecordStore(folder / ".apps-records").segments())
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    folder = slow_project(tmp_path_factory.mktemp("whole"))
+    subprocess.run(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=600, check=False)
+    return json.loads((folder / "reports" / "apps-report.json").read_text())
+
+
+@pytest.mark.parametrize("name", SIGNALS)
+def test_a_run_stopped_by_a_signal_resumes_to_the_uninterrupted_records(
+    name: str, tmp_path: Path, uninterrupted: dict
+) -> None:
+    folder = slow_project(tmp_path)
+    proc = subprocess.Popen(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while stored(folder) < 6 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before the signal"
+    proc.send_signal(getattr(signal, name))
+    proc.wait(timeout=120)
+    before = stored(folder)
+    assert 6 <= before < 27
+    if name != "SIGKILL":  # (a killed controller writes nothing; the records it kept are what counts)
+        report = json.loads((folder / "reports" / "apps-report.json").read_text())
+        assert not report["run"]["complete"] and report["run"]["interrupted"] == name
+        assert report["run"]["incomplete"].startswith(f"interrupted ({name})")
+        assert (folder / "r.md").read_text().startswith(f"> **Incomplete run**: interrupted ({name})")
+        assert 'class="incomplete"' in (folder / "r.html").read_text()
+        assert junit_properties(folder / "j.xml")["apps_incomplete"] == report["run"]["incomplete"]
+    resumed = subprocess.run(pytest_command("--apps-resume"), cwd=folder, env=environment(), capture_output=True,
+                             text=True, timeout=600, check=False)
+    assert resumed.returncode == 0, resumed.stdout[-2000:]
+    report = json.loads((folder / "reports" / "apps-report.json").read_text())
+    assert report["run"]["complete"]
+    # every case ran once over both runs (a case cut off mid-run by the signal runs again)
+    assert report["run"]["reused"] + report["run"]["executed"] == 27
+    assert report["run"]["reused"] >= before - 2
+    assert records_of(report) == records_of(uninterrupted)
+    assert not (folder / "r.md").read_text().startswith(">")
+
+
+# ---------------------------------------------------------------------------------- what a report says of a run
+
+
+def section(**kw) -> dict:
+    from pytest_apps.plugin.writers import run_section
+
+    args = dict(cases=27, selected=27, executed=27, reused=0, carried=0, without_result=0, interrupted=None,
+                workers_lost=0, rerun=[], store=Path("/p/.apps-records"), resume=False, dropped="",
+                started_in=Path("/p"))
+    return run_section(**{**args, **kw})
+
+
+def test_the_run_section_says_why_a_run_is_incomplete() -> None:
+    assert section()["complete"] and "incomplete" not in section() and "rerun" not in section()
+    assert section()["records"] == {"store": ".apps-records", "resume": False}
+    stopped = section(executed=8, without_result=19, interrupted="SIGTERM")
+    assert not stopped["complete"] and stopped["incomplete"] == "interrupted (SIGTERM); 19 of 27 cases never ran"
+    carried = section(executed=8, carried=19, interrupted="SIGINT")
+    assert carried["incomplete"] == "interrupted (SIGINT); 19 of 27 cases never ran; their results are earlier records"
+    lost = section(executed=20, without_result=7, workers_lost=1)
+    assert lost["incomplete"] == "1 worker lost; 7 of 27 cases never ran"
+    partial = section(selected=1, executed=1, without_result=26, rerun=["a.py::test_0"])
+    assert partial["incomplete"].startswith("26 of 27 cases were not selected")
+    assert partial["rerun"] == ["a.py::test_0"] and partial["rerun_count"] == 1
+    merged = section(selected=1, executed=1, carried=26, rerun=["a.py::test_0"])
+    assert merged["complete"] and merged["rerun"] == ["a.py::test_0"]
+
+
+def test_no_gate_passes_an_incomplete_run() -> None:
+    from pytest_apps.report.gates import fail_under_verdict, regression_verdict
+    from pytest_apps.report.rollup import Summary
+
+    summary = Summary([], [], {"strict_accuracy": 1.0})
+    assert fail_under_verdict(50, summary).passed
+    gate = fail_under_verdict(50, summary, "interrupted (SIGINT)")
+    assert not gate.passed and "cannot pass an incomplete run (interrupted (SIGINT))" in gate.message
+
+    class NoneFell:
+        newly_failing: list = []
+
+    assert regression_verdict(True, NoneFell()).passed
+    assert not regression_verdict(True, NoneFell(), "1 worker lost").passed
