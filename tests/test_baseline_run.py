@@ -146,7 +146,7 @@ def test_markdown_summary_and_the_github_step_summary(changed: pytest.Pytester, 
     text = (changed.path / "reports" / "apps.md").read_text()
     assert step.read_text() == "## earlier step\n" + text  # appended, not overwritten
     assert "**Strict accuracy 83.33%** (5/6 problems), 95% CI 35.9-99.6%" in text
-    assert "| introductory | 2 | 1 | 50.00% | 9.5-90.5% |" in text
+    assert "| introductory | 2 | 1 | 50.00% | 1.3-98.7% |" in text
     assert "| all | 6 | 83.33% (5/6) | 83.33% (5/6) | +0.00 points (-44.5 to +44.5) | 1 | 1 |" in text
     assert "**Newly failing (1)**: `900001`" in text and "**Newly passing (1)**: `900005`" in text
     assert "solutions/900001.py::test_0" in text
