@@ -8,7 +8,8 @@ import signal
 import pytest
 
 from pytest_apps.core import outcome as oc
-from pytest_apps.judge.cascade import HarnessError, compare_call, compare_stdin, cut, first_difference, judge
+from pytest_apps.core.errors import HarnessError
+from pytest_apps.judge.cascade import compare_call, compare_stdin, cut, first_difference, judge
 from pytest_apps.core.outcome import Outcome, Verdict
 
 # --------------------------------------------------------------------------------------------------

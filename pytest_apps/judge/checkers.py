@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .cascade import HarnessError
+from ..core.errors import HarnessError
 
 __all__ = ["BUILTIN", "BUILTIN_FOLDER", "CHECKER_TIMEOUT", "Checkers", "bounded_call"]
 
