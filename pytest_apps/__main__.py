@@ -84,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff(args)
-    from .candidates.agent import generate_for
+    from .candidates.generation import generate_for
     from .candidates.sources import CandidateError
     from .dataset.loading import open_rows
     from .dataset.problems import Selection, select

@@ -1,6 +1,5 @@
-"""The ready agents under their public name, `pytest_apps.agents:<agent>` (e.g.
-`--apps-agent pytest_apps.agents:openai_chat`); they live in `pytest_apps.candidates.agents`."""
+"""The public path for the ready agents: `--apps-agent pytest_apps.agents:openai_chat`."""
 
-from .candidates.agents import ChatError, openai_chat
+from .candidates.openai_chat import ChatError, openai_chat
 
 __all__ = ["ChatError", "openai_chat"]

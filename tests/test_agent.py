@@ -12,7 +12,7 @@ import pytest
 
 from conftest import read_report, run
 
-from pytest_apps.candidates.agent import PythonExec, frame_prompt, generate, is_generated
+from pytest_apps.candidates.generation import PythonExec, frame_prompt, generate, is_generated
 from pytest_apps.dataset.problems import Problem
 
 F = "```"

@@ -15,8 +15,8 @@ import pytest
 
 from conftest import read_report, run
 
-from pytest_apps.candidates.agent import PythonExec, agent_problem
-from pytest_apps.candidates.agents import ChatError, openai_chat
+from pytest_apps.candidates.generation import PythonExec, agent_problem
+from pytest_apps.candidates.openai_chat import ChatError, openai_chat
 from pytest_apps.dataset.problems import Problem
 
 F = "```"

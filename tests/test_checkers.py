@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import read_report, run
+from pytest_apps.core.errors import HarnessError
 from pytest_apps.judge import checkers as checkers_module
-from pytest_apps.judge.cascade import HarnessError
 from pytest_apps.judge.checkers import BUILTIN_FOLDER, Checkers, bounded_call
 
 

@@ -9,7 +9,7 @@ import pytest
 from pytest_apps.core.outcome import Outcome
 from pytest_apps.engine.failtext import case_title, difference_view, failure_detail, failure_text
 from pytest_apps.engine.result import CaseResult
-from pytest_apps.judge.cascade import CUT_CHARS, CUT_LINES
+from pytest_apps.judge.seed import CUT_CHARS, CUT_LINES
 from pytest_apps.judge.profiles import APPS, SEED, decide
 
 # 31 lines as a problem printing one answer per query prints them ("<query> <answer>")

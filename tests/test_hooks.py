@@ -12,8 +12,8 @@ import pytest
 from conftest import read_report, run
 from pytest_apps.candidates.origins import PROVIDED, provided_candidates
 from pytest_apps.candidates.sources import CandidateError
+from pytest_apps.core.errors import HarnessError
 from pytest_apps.dataset.problems import Problem
-from pytest_apps.judge.cascade import HarnessError
 from pytest_apps.judge.checkers import Checkers
 from pytest_apps.plugin.plan import HookError, Plan, plan_data, plan_from_data, provided_checkers
 from pytest_apps.plugin.writers import added_header_lines

@@ -1,4 +1,4 @@
-"""Unit tests for the comparison cascades and the outcome -> verdict mapping (pytest_apps.judge.cascade)."""
+"""Unit tests for the comparison cascades and the outcome -> verdict mapping (pytest_apps.judge.seed)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import signal
 import pytest
 
 from pytest_apps.core import outcome as oc
-from pytest_apps.judge.cascade import HarnessError, compare_call, compare_stdin, cut, first_difference, judge
+from pytest_apps.core.errors import HarnessError
+from pytest_apps.judge.seed import compare_call, compare_stdin, cut, first_difference, judge
 from pytest_apps.core.outcome import Outcome, Verdict
 
 # --------------------------------------------------------------------------------------------------
@@ -459,7 +460,7 @@ def test_judge_call_deeply_nested_value_is_wrong_answer():
 
 
 def test_judge_call_huge_value_is_output_limit(monkeypatch):
-    import pytest_apps.judge.cascade as judge_module
+    import pytest_apps.judge.seed as judge_module
 
     monkeypatch.setattr(judge_module, "MAX_VALUE_JSON_CHARS", 100)
     verdict = judge("call", [1], _returned(list(range(100))))

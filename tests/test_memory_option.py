@@ -10,7 +10,7 @@ from pytest_apps.api import Evaluator
 from pytest_apps.core.outcome import MEMORY_LIMIT, RUN_EXITED, RUN_MEMORY
 from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, OptionError, parse_size, resolve
 from pytest_apps.executor import APPS_STYLE_PRELOAD, Executor, Limits, Program
-from pytest_apps.judge.cascade import ended_verdict
+from pytest_apps.judge.seed import ended_verdict
 
 
 @pytest.mark.parametrize("text, size", [

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_apps.dataset.problems import Problem
-from pytest_apps.report.store import CaseRecords
+from pytest_apps.report.received import CaseRecords
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.report.rollup import summarize
 

@@ -143,7 +143,7 @@ WORKER_SIDE = """
 from pytest_apps.plugin.remote import RemoteStore
 from pytest_apps.dataset.problems import Problem
 from pytest_apps.candidates.sources import Candidate
-from pytest_apps.judge.cascade import HarnessError
+from pytest_apps.core.errors import HarnessError
 data, problems = channel.receive()
 store = RemoteStore(data, timeout=30)
 for fields in problems:

@@ -13,7 +13,7 @@ import pytest
 from pytest_apps.core.outcome import OUTPUT_LIMIT, RUN_EXITED, RUN_OUTPUT_LIMIT
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor.server import SPARES
-from pytest_apps.judge.cascade import ended_verdict
+from pytest_apps.judge.seed import ended_verdict
 
 FILE_SIZE = 4 << 20  # a small limit keeps the filling tests quick
 

@@ -1,6 +1,6 @@
 """Candidate programs: where they come from (`sources`: folders, generations files, reference solutions;
 `origins`: which of them a run evaluates), code extraction from model text (`extract`), the agent hook that
-generates programs before a run (`agent`) and the ready agents (`agents`).
+generates programs before a run (`generation`) and the ready agent (`openai_chat`).
 
 May import `core`, `dataset` and `executor` (an agent's `python_exec` tool runs snippets through it); knows
 nothing of judging, reports or pytest.

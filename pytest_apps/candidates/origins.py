@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core.settings import Settings
 from ..dataset.problems import Problem
-from .agent import generate_for
+from .generation import generate_for
 from .extract import looks_like_markdown
 from .sources import (FOLDER_SUFFIXES, REFERENCE, Candidate, CandidateError, load_candidates, read_folder,
                       reference_folder)

@@ -13,7 +13,7 @@ Sources (`--apps-candidates PATH`):
   records repeating a problem add samples), a JSON object mapping ids to programs, or a list of lists (one
   list of samples per problem, position = the row's index in the dataset);
 - `reference`: the dataset's own human solutions (see `reference_folder`);
-- an agent (`--apps-agent`), which writes a generations folder that is then read as a folder (agent.py).
+- an agent (`--apps-agent`), which writes a generations folder that is then read as a folder (generation.py).
 """
 
 from __future__ import annotations

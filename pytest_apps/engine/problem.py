@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..candidates.sources import Candidate
+from ..core.errors import HarnessError
 from ..core.outcome import PASS, RUN_HARNESS_ERROR
 from ..core.record import CaseRecord
 from ..dataset.problems import Cases, Problem, case_order
 from ..executor import Executor
-from ..judge.cascade import HarnessError
 from ..judge.profiles import Judging
 from .run import case_record, run_case
 

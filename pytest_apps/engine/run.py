@@ -8,12 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..candidates.sources import Candidate
+from ..core.errors import HarnessError
 from ..core.outcome import NO_CODE, PASS, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, call_args, stdin_text
 from ..executor import Executor, Program
 from ..judge import apps, taco
-from ..judge.cascade import HarnessError
 from ..judge.checkers import Checkers
 from ..judge.profiles import APPS, SEED, TACO, Judging, decide, other_profile, output_digest
 from ..judge.special import SpecialJudges

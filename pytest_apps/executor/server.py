@@ -22,7 +22,7 @@ from . import machine, reaper, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
-from .layers import Layers
+from .isolation import Layers
 from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY,
                        RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
 from .zygote import zygote_main

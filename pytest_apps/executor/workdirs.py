@@ -48,7 +48,7 @@ class WorkDir:
 
 class PrivateTmp:
     """Makes a folder a tmpfs and gives it a mount namespace where that tmpfs is /tmp and /dev/shm too. The
-    server runs in a mount namespace of its own (layers.py): nothing mounted here is seen outside it, and all
+    server runs in a mount namespace of its own (isolation.py): nothing mounted here is seen outside it, and all
     of it goes when the server's processes are gone."""
 
     def __init__(self) -> None:

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..core import jsontext
 from ..core.outcome import OUTPUT_LIMIT, PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
-from .cascade import (
+from .seed import (
     MAX_VALUE_JSON_CHARS,
     checked,
     cut,
@@ -56,7 +56,7 @@ from .cascade import (
     first_difference,
     show_value,
 )
-from .cascade import Checker as Checker
+from .seed import Checker as Checker
 
 __all__ = [
     "CALL_STEPS",

@@ -7,8 +7,9 @@ A checker folder (`--apps-checkers PATH`) holds `<problem_id>.py` files, each de
     def check(args, expected, got):    # call-based: the decoded values (arguments, stored output, return value)
 
 returning a bool, or `(bool, message)` (the message is shown when it rejects). `--apps-checkers builtin` is the
-folder shipped in this package (`checkers/`). A checker may also come as text (the plugin's `pytest_apps_checker`
-hook gives it, and the plan carries it to every worker); such a text is preferred to a file for the same problem.
+folder shipped in this package (`builtin_checkers/`). A checker may also come as text (the plugin's
+`pytest_apps_checker` hook gives it, and the plan carries it to every worker); such a text is preferred to a file
+for the same problem.
 
 A checker is trusted code, like a conftest: it runs in the pytest process (the one that judges: each xdist
 worker loads the files itself), on plain data only, never on objects a candidate built. It decides every test
@@ -29,12 +30,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .cascade import HarnessError
+from ..core.errors import HarnessError
 
 __all__ = ["BUILTIN", "BUILTIN_FOLDER", "CHECKER_TIMEOUT", "Checkers", "bounded_call"]
 
 BUILTIN = "builtin"
-BUILTIN_FOLDER = Path(__file__).resolve().parent / "checkers"
+BUILTIN_FOLDER = Path(__file__).resolve().parent / "builtin_checkers"
 CHECKER_TIMEOUT = 10.0  # seconds one call of a checker may take
 
 

@@ -1,7 +1,7 @@
 """Judge profiles: which semantics decide a run's tests, and with which checkers.
 
   "seed"  (the default) the seed runner's semantics: a standard-input program runs as a real program, a program
-          that does not compile is a compile error, and the strict cascades of `cascade.py` compare.
+          that does not compile is a compile error, and the strict cascades of `seed.py` compare.
   "apps"  the original APPS harness's verdicts (hendrycks/apps b45c0ed), reproduced inside our isolation: the
           program runs its way (`executor/appsstyle.py`) and `apps.py` compares its way.
   "taco"  TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235): standard-input programs run as real
@@ -23,8 +23,8 @@ from typing import Any
 from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
 from ..core.settings import JUDGES
-from . import apps, cascade, taco
-from .cascade import Checker
+from . import apps, seed, taco
+from .seed import Checker
 from .checkers import Checkers
 from .special import SpecialJudges
 
@@ -71,7 +71,7 @@ def decide(profile: str, fmt: str, expected: Any, outcome: Outcome, checker: Che
         return taco.judge_stdin(expected, outcome, checker, step_prefix)
     if profile in (APPS, TACO):
         return apps.judge(fmt, expected, outcome, checker)
-    return cascade.judge(fmt, expected, outcome, checker)
+    return seed.judge(fmt, expected, outcome, checker)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def _returned(profile: str, outcome: Outcome) -> Any:
 
 
 def _number(token: str) -> str | None:
-    if cascade.NUMBER.fullmatch(token) is None:
+    if seed.NUMBER.fullmatch(token) is None:
         return None
     value = float(token)
     return format(value, ".6g") if math.isfinite(value) else None

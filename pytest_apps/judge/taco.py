@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..core.outcome import PASS, RUN_COMPILE_ERROR, RUN_EXITED, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
-from .cascade import Checker, checked, cut, ended_verdict, first_difference
+from .seed import Checker, checked, cut, ended_verdict, first_difference
 
 __all__ = ["PRELUDE", "WRAPPED", "call_program", "compare_stdin", "expected_text", "input_text", "judge_stdin",
            "needs_wrapping", "std_program", "wrapped_program"]

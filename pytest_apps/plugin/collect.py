@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from ..candidates.sources import Candidate
+from ..core.errors import HarnessError
 from ..core.outcome import NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
@@ -28,7 +29,6 @@ from ..dataset.problems import Problem, case_order
 from ..engine.failtext import case_title, failure_text
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
-from ..judge.cascade import HarnessError
 from .nodeids import wanted
 from .remote import RemoteFile
 from .state import RunState

@@ -26,8 +26,8 @@ from ..dataset.rows import DatasetError
 from ..executor.slots import Slot, remove_pool
 from ..report.baseline_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
+from ..report.received import CaseRecords
 from ..report.rollup import Summary
-from ..report.store import CaseRecords
 from . import gateways, nodeids, transport
 from .baseline import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected

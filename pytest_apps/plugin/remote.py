@@ -40,12 +40,12 @@ from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core import jsontext
+from ..core.errors import HarnessError
 from ..core.settings import Settings
 from ..dataset.index import parse_cases
 from ..dataset.problems import Cases, Problem
 from ..engine.failtext import case_file_texts, write_texts
 from ..engine.result import CaseResult
-from ..judge.cascade import HarnessError
 from ..judge.checkers import BUILTIN, Checkers
 from . import nodeids
 from .nodeids import Argument, FileIds

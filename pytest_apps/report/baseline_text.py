@@ -6,15 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .confidence import points_text
+from .confidence import pct, points_text
 from .stats import SQUARE_AND_ADD
 
 SHOWN_IDS = 20  # problems only in one run: named up to this many in the terminal (all in the JSON report)
 SHOWN_NODEIDS = 10  # first failing cases of newly failing problems listed for pasting
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
 
 
 def _ids(ids: Sequence[str], most: int = SHOWN_IDS) -> str:

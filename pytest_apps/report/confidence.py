@@ -101,8 +101,9 @@ def points_text(interval: Any, level: Any = LEVEL) -> str:
     return f"{100 * float(level or LEVEL):g}% CI {points_range(interval)} points" if interval else ""
 
 
-def pct(value: Any) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
+def pct(value: Any, digits: int = 2) -> str:
+    """A share as a percentage with `digits` places ("12.50%"), or "n/a" when there is none."""
+    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
 
 
 def is_sampled(figures: Any) -> bool:

@@ -40,7 +40,7 @@ from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUT
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import TACO_TIERS, TIERS
 from .baseline_text import side_counts
-from .confidence import ci_text, counts_text, figure_texts, is_sampled, points_range, range_text
+from .confidence import ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
 # is core.outcome's (every verdict kind, and the harness error); "not_run" and "broken" are the page's own cells
@@ -73,10 +73,6 @@ PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the
 
 def esc(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
-
-
-def pct(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{100 * value:.{digits}f}%"
 
 
 def script_json(data: Any) -> str:

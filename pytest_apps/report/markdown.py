@@ -16,16 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from .baseline_text import side_counts
-from .confidence import ci_text, figure_texts, is_sampled, points_range, range_text, sampled_counts
+from .confidence import ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
 from .stats import SQUARE_AND_ADD
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 MOST_IDS = 200  # ids listed per list; a PR comment holds at most 65,536 characters
 MOST_NODEIDS = 50
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
 
 
 def code(text: Any) -> str:

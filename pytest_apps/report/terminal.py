@@ -7,15 +7,11 @@ from collections.abc import Sequence
 
 from ..core.outcome import BORDERLINE_BAND
 from ..dataset.problems import Problem, SkippedRow
-from .confidence import ci_text, figure_texts, sampled_counts
+from .confidence import ci_text, figure_texts, pct, sampled_counts
 from .rollup import Summary, failing_nodeids
 from .taco import lines as taco_lines
 
 MOST_ROW_LINES = 10  # bad rows named one per line; the rest are counted (all are in the JSON report)
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.2f}%"
 
 
 def summary_lines(summary: Summary, *, reference: bool = False, report_path: object = None) -> list[str]:

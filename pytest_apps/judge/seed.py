@@ -41,6 +41,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..core import jsontext
+from ..core.errors import HarnessError
 from ..core.outcome import (
     CHECKER_STEP,
     COMPILE_ERROR,
@@ -68,7 +69,6 @@ __all__ = [
     "checked",
     "ended_verdict",
     "RTOL",
-    "HarnessError",
     "NUMBER",
     "compare_call",
     "compare_stdin",
@@ -98,10 +98,6 @@ _ODD_DATA = (RecursionError, TypeError, ValueError, OverflowError, MemoryError)
 
 # A problem's checker, bound to one test's input and expected output: the program's output -> (accepted, message).
 Checker = Callable[[Any], "tuple[bool, str]"]
-
-
-class HarnessError(Exception):
-    """The harness itself failed (not the candidate): reported as a pytest error, not a failure."""
 
 
 # --------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from .agent import AgentProblem
+from .generation import AgentProblem
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)

@@ -1,0 +1,366 @@
+"""The executor's client, in the pytest process: `Executor` starts the server (`python -P -s serve.py`) on first
+use, sends it programs and tests over its pipes and turns its answers into `Outcome`s; `Limits` are what a test
+may use, `Program` is what runs.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import os
+import pickle
+import select
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+
+from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
+from ..core.settings import parse_size
+from . import protocol as _proto
+from .slots import Slot
+
+__all__ = ["APPS_STYLE_PRELOAD", "Executor", "Limits", "Program", "Slot", "default_memory"]
+
+GiB = 1024**3
+SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")
+# what runs the original APPS harness's way needs loaded (appsstyle.py): its prefix imports numpy (a quarter of a
+# second to import), its input goes through unittest.mock
+APPS_STYLE_PRELOAD = ("numpy", "unittest.mock")
+# how long the parent waits for the server beyond the test's own limit before declaring it hung
+SERVER_MARGIN = 10.0
+
+
+@functools.lru_cache(maxsize=8)
+def _wire(limits: Limits) -> dict:
+    """`limits` as the server reads them, made once per Limits (dataclasses.asdict per test showed in profiles):
+    one dict shared by every request, which nothing may change."""
+    return asdict(limits)
+
+
+def default_memory() -> int:
+    """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set (bytes, or a size such as 4G), else 4 GiB (0 = no
+    limit)."""
+    raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES", "").strip()
+    if raw:
+        try:
+            return parse_size(raw)
+        except ValueError:
+            pass
+    return 4 * GiB
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 4.0  # seconds of the program's own time per test: CPU plus blocked, not waiting for a CPU
+    memory: int = field(default_factory=default_memory)  # RLIMIT_AS bytes; 0 = no limit
+    output: int = 8 * 1024 * 1024  # bytes of stdout; more is status output_limit (stderr is only tailed)
+    file_size: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for files the program writes
+    open_files: int = 256  # RLIMIT_NOFILE
+    processes: int = 64  # pids.max of the children's cgroup (when available) and RLIMIT_NPROC (non-root)
+    band: float = BORDERLINE_BAND  # a program over the limit runs on to (1 + band) x timeout: a near miss is known
+    backstop: float = BACKSTOP  # wall-clock seconds, as a multiple of timeout, after which any run is stopped
+
+    @property
+    def stop(self) -> float:
+        """The own time at which a run over its limit is stopped."""
+        return self.timeout * (1 + self.band)
+
+    @property
+    def wall_backstop(self) -> float:
+        return self.timeout * self.backstop
+
+
+@dataclass(frozen=True)
+class Program:
+    source: str  # the program text
+    filename: str = "<candidate>"  # shown in tracebacks and as sys.argv[0]
+
+
+_live: weakref.WeakSet[Executor] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for ex in list(_live):
+        ex.close()
+
+
+class Executor:
+    """A fork server for one pytest worker. Use from one thread at a time; `close()` when done.
+    `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.plugin.cpus).
+    `slot`: the run's execution slot to hold while a test runs (see slots.py); None runs at once."""
+
+    def __init__(self, limits: Limits | None = None, cpu: int | None = None, slot: Slot | None = None,
+                 preload: tuple[str, ...] = ()) -> None:
+        self.limits = limits if limits is not None else Limits()
+        self.cpu = cpu
+        self.slot = slot
+        self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
+        self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
+        self._proc: subprocess.Popen | None = None
+        self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
+        self._layers: list[str] = []
+        self._layer_errors: dict[str, str] = {}
+        self._leftovers: tuple[str | None, str | None] = (None, None)
+        self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
+        self._closed = False
+        self.restarts = 0
+        self.server_margin = SERVER_MARGIN  # seconds beyond the test's limit before the server counts as hung
+        _live.add(self)
+
+    # -- public -----------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def limited(self, limits: Limits) -> Iterator[Executor]:
+        """Runs made inside use `limits` (a problem's own limits), then the executor's again."""
+        previous = self.limits
+        self.limits = limits
+        try:
+            yield self
+        finally:
+            self.limits = previous
+
+    def run_stdin(self, program: Program, stdin: str | bytes, style: str = "seed") -> Outcome:
+        """Run `program` as `python prog.py < stdin`; with `style` "apps", the original APPS harness's way
+        (`appsstyle.py`: the program wrapped in a function, the input fed through mocks, `sys.stdout`
+        captured; the real stdin is empty)."""
+        data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else bytes(stdin)
+        if style == "apps":
+            return self._run({"mode": "stdin", "style": style, "filename": program.filename}, program.source, b"",
+                             data)
+        return self._run({"mode": "stdin", "filename": program.filename}, program.source, data, b"")
+
+    def run_call(self, program: Program, fn_name: str, args: list, style: str = "seed") -> Outcome:
+        """Exec `program` as a module (empty stdin), then call `fn_name(*args)` (top level, or
+        `Solution().fn_name`); the return value comes back JSON-serialised in `Outcome.value_json`. With `style`
+        "apps", the original APPS harness's way (`appsstyle.py`; the value as its tagged JSON)."""
+        try:
+            blob = pickle.dumps(list(args), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # noqa: BLE001
+            return Outcome(status=RUN_HARNESS_ERROR, error=f"arguments cannot be sent to the child: {e}")
+        req = {"mode": "call", "filename": program.filename, "fn_name": fn_name}
+        if style == "apps":
+            req["style"] = style
+        return self._run(req, program.source, b"", blob)
+
+    def machine_speed(self) -> float | None:
+        """The CPU time of a fixed pure-Python workload in the server (machine.py): how fast this machine is."""
+        try:
+            with self._lock:
+                proc = self._ensure_server()
+                _proto.send_frame(proc.stdin.fileno(), {"op": "speed"})
+                return float(self._recv(proc, 30.0)["speed"])
+        except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the run
+            return None
+
+    def isolation(self) -> list[str]:
+        """Names of the active isolation layers (starts the server if it is not running)."""
+        if self._proc is None and not self._closed:
+            try:
+                with self._lock:
+                    self._ensure_server()
+            except Exception:  # noqa: BLE001
+                return []
+        return list(self._layers)
+
+    def isolation_errors(self) -> dict[str, str]:
+        """Why each missing optional layer is missing (for diagnostics)."""
+        self.isolation()
+        return dict(self._layer_errors)
+
+    def close(self) -> None:
+        self._closed = True
+        self._stop_server()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self._stop_server()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # -- internals ----------------------------------------------------------------------------------
+    def _ensure_server(self) -> subprocess.Popen:
+        if self._proc is not None and self._proc.poll() is None and not self._dying():
+            return self._proc
+        self._stop_server()
+        proc = subprocess.Popen(
+            # -P -s (of -I): no script folder or user site on sys.path; not -E, so that the fixed hash seed
+            # below applies: the children fork from this interpreter, and a program that prints a set of
+            # strings must print it in the same order on every worker and every run
+            [sys.executable, "-P", "-s", SERVER_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            close_fds=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
+            start_new_session=True,  # Ctrl-C in the terminal goes to pytest, which closes us
+        )
+        self._proc = proc
+        try:
+            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
+                                                    "limits": _wire(self.limits), "cpu": self.cpu,
+                                                    "preload": list(self.preload)})
+            hello = self._recv(proc, 30.0)
+        except Exception:
+            self._stop_server()
+            raise
+        self._leftovers = (hello.get("base"), hello.get("cgroup"))
+        self._layers = list(hello.get("layers", []))
+        self._layer_errors = dict(hello.get("layer_errors", {}))
+        self.pinned = hello.get("cpu")
+        return proc
+
+    def _dying(self) -> bool:
+        """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests
+        takes a while to be gone (its mount namespaces end first) and is then restarted at once, not sent a test."""
+        try:
+            if self._stat_fd is None:
+                self._stat_fd = os.open(f"/proc/{self._proc.pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            stat = os.pread(self._stat_fd, 1024, 0)
+            return bool(int(stat.rsplit(b")", 1)[1].split()[6]) & 0x4)
+        except (OSError, ValueError, IndexError):
+            return False  # (no /proc: poll() alone decides)
+
+    def _stop_server(self) -> None:
+        self._close_stat()
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.stdin.close()  # EOF: the server cleans up and exits
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        try:
+            proc.stdout.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _close_stat(self) -> None:
+        fd, self._stat_fd = self._stat_fd, None
+        if fd is not None:
+            os.close(fd)
+
+    def _kill_server(self) -> None:
+        self._close_stat()
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        proc.wait()
+        for f in (proc.stdin, proc.stdout):
+            try:
+                f.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self._clean_after_dead_server()
+
+    def _clean_after_dead_server(self) -> None:
+        """A killed server could not clean up: kill what is left in its cgroup, remove its directories.
+        (Its children die with it through PR_SET_PDEATHSIG; this catches their descendants too.)"""
+        base, cgroup = self._leftovers
+        self._leftovers = (None, None)
+        if cgroup:
+            for _ in range(50):
+                try:
+                    with open(os.path.join(cgroup, "cgroup.procs")) as f:
+                        pids = [int(x) for x in f.read().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+            try:
+                os.rmdir(cgroup)
+            except OSError:
+                pass
+        if base and os.path.basename(base).startswith("pytest-apps-exec-"):
+            import shutil
+
+            shutil.rmtree(base, ignore_errors=True)
+
+    def _recv(self, proc: subprocess.Popen, timeout: float) -> dict:
+        header, blobs = self._recv_frame(proc, timeout)
+        if blobs:
+            header["_blobs"] = blobs
+        return header
+
+    @staticmethod
+    def _recv_frame(proc: subprocess.Popen, timeout: float) -> tuple[dict, list[bytes]]:
+        fd = proc.stdout.fileno()
+        r, _, _ = select.select([fd], [], [], timeout)
+        if not r:
+            raise TimeoutError(f"executor server did not answer within {timeout:.1f} s")
+        # the server answers in one go once it has started answering
+        return _proto.recv_frame(fd)
+
+    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes) -> Outcome:
+        if self._closed:
+            raise RuntimeError("Executor is closed")
+        limits = self.limits
+        req = dict(req, op="run", limits=_wire(limits))
+        with self._lock, (self.slot or nullcontext()):
+            t0 = time.monotonic()
+            try:
+                proc = self._ensure_server()
+            except Exception as e:  # noqa: BLE001
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
+            try:
+                _proto.send_frame(proc.stdin.fileno(), req,
+                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
+                header, blobs = self._recv_frame(proc, limits.wall_backstop + self.server_margin)
+            except (OSError, EOFError, TimeoutError, ValueError) as e:
+                why = "hung" if isinstance(e, TimeoutError) else "died"
+                rc = proc.poll()
+                self._kill_server()
+                self.restarts += 1
+                detail = f" (exit status {rc})" if rc is not None else ""
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
+                               wall_time=time.monotonic() - t0)
+        stdout = blobs[0] if blobs else b""
+        return Outcome(
+            status=header.get("status", RUN_HARNESS_ERROR),
+            exit_code=header.get("exit_code"),
+            signal=header.get("signal"),
+            stdout=stdout.decode("utf-8", "replace"),
+            value_json=header.get("value_json"),
+            error=header.get("error", ""),
+            stderr_tail=header.get("stderr_tail", ""),
+            wall_time=float(header.get("wall_time", 0.0)),
+            own_time=float(header.get("own_time", 0.0)),
+            cpu_time=float(header.get("cpu_time", 0.0)),
+            peak_memory=int(header.get("peak_memory", 0)),
+        )
+
+    def _stats(self) -> dict:
+        """Server counters (compiles, runs, pid); for tests and benchmarks."""
+        with self._lock:
+            proc = self._ensure_server()
+            _proto.send_frame(proc.stdin.fileno(), {"op": "stats"})
+            return self._recv(proc, 10.0)
+
+    def _server_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
