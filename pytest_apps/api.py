@@ -36,17 +36,19 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
-from .core.settings import memory_floor, memory_too_small, parse_size
+from .core.settings import memory_floor, memory_too_small, one_of, parse_size
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
 from .dataset.rows import DEFAULT_DATASET, DatasetError
 from .engine.problem import run_problem
+from .engine.special import taco_facts
 from .executor import APPS_STYLE_PRELOAD, Executor, Limits
 from .executor.machine import timing_figures
 from .judge.checkers import BUILTIN, Checkers
 from .judge.profiles import APPS, PROFILES, Judging
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
+from .report.taco import annotate
 
 __all__ = ["Evaluator", "ProblemList", "load_problems", "problem_from_row", "DatasetError"]
 
@@ -251,7 +253,7 @@ class Evaluator:
             if memory and memory < memory_floor(judge):
                 raise ValueError(memory_too_small("memory", memory, judge))
         if judge not in PROFILES:
-            raise ValueError(f"judge: unknown judge {judge!r}; use {' or '.join(PROFILES)}")
+            raise ValueError(f"judge: unknown judge {judge!r}; use {one_of(PROFILES)}")
         if checkers is not None and str(checkers) != BUILTIN and not os.path.isdir(checkers):
             raise ValueError(f"checkers: {checkers} is not a folder; give a folder of <problem_id>.py checkers, "
                              "or 'builtin'")
@@ -402,7 +404,10 @@ class Evaluator:
         """
         skipped = list(getattr(problems, "skipped", []))
         missing = list(getattr(problems, "missing", []))
-        return summary_of(list(results), skipped, {"wall_time": round(self.wall_time, 3), "missing_ids": missing})
+        summary = summary_of(list(results), skipped, {"wall_time": round(self.wall_time, 3), "missing_ids": missing})
+        # each problem's limits as the plugin reports them (the API runs every problem under the fixed ones)
+        return annotate(summary, taco_facts(list(problems or []), timeout=self.limits.timeout,
+                                            memory=self.limits.memory, skipped=skipped))
 
     def report(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> dict[str, Any]:
         """The plugin's JSON report document (`--apps-report`) for `results`: version, settings, source,

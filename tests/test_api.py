@@ -187,8 +187,9 @@ def agree(pytester: pytest.Pytester, rows_file: Path, set_name: str, fail_fast: 
         api["settings"]["checkers"] = checkers
 
     assert comparable(api) == comparable(plugin)
-    # the report is the plugin's format, key for key
-    assert list(api) == list(plugin)
+    # the report is the plugin's format, key for key (but the plugin's `run` section: its record store, resume
+    # and interruptions)
+    assert list(api) == [key for key in plugin if key != "run"]
     assert list(api["summary"]) == list(plugin["summary"])
     assert [list(p) for p in api["problems"]] == [list(p) for p in plugin["problems"]]
     json.dumps(api)  # plain data

@@ -5,7 +5,7 @@ on pytest's parser (`plugin/options.py`), `python -m pytest_apps` on its own arg
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
@@ -305,6 +305,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "agent"
 
 
+def one_of(names: Sequence[str]) -> str:
+    """`seed, apps or taco`: the choices an error message offers."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
 def argparse_kwargs(opt: Option) -> dict[str, Any]:
     """How an option is declared on a command line (pytest's or `python -m pytest_apps`'s): unset
     values stay None, so the ini option and then the default can apply. (argparse formats a help text with
@@ -416,7 +422,7 @@ def _check(s: Settings) -> None:
         raise OptionError(f"--apps-special-judge: {s.path(s.special_judge)} is not a file; give TACO's "
                           "output_spj.jsonl (from github.com/FlagOpen/TACO)")
     if s.judge not in JUDGES:
-        raise OptionError(f"--apps-judge: unknown judge {s.judge!r}; use {' or '.join(JUDGES)}")
+        raise OptionError(f"--apps-judge: unknown judge {s.judge!r}; use {one_of(JUDGES)}")
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
         raise OptionError(f"--apps-checkers: {s.path(s.checkers)} is not a folder; give a folder of "
                           "<problem_id>.py checkers, or 'builtin'")

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
-from ..core.settings import JUDGES
+from ..core.settings import JUDGES, one_of
 from . import apps, seed, taco
 from .seed import Checker
 from .checkers import Checkers
@@ -57,7 +57,7 @@ class Judging:
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
-            raise ValueError(f"unknown judge {self.profile!r}; use {' or '.join(PROFILES)}")
+            raise ValueError(f"unknown judge {self.profile!r}; use {one_of(PROFILES)}")
 
 
 def other_profile(profile: str) -> str:
