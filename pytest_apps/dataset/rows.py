@@ -347,6 +347,16 @@ def _json_rows(path: Path) -> Iterator[dict]:
 # Parquet -------------------------------------------------------------------------------------------------------
 
 
+def check_columns(columns: Iterable[str], name: object) -> None:
+    """Refuse a table whose columns are not APPS rows (an id column) or TACO rows (its schema), in one line."""
+    names = set(columns)
+    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
+        raise DatasetError(
+            f"{name} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
+            "it does not look like APPS or TACO rows"
+        )
+
+
 def open_parquet(source: Any, name: str) -> Any:
     """A ``pyarrow.parquet.ParquetFile`` over a path or a binary file object (a hub file streamed with range
     requests), its schema checked; ``name`` names it in errors."""
@@ -356,12 +366,7 @@ def open_parquet(source: Any, name: str) -> Any:
         pf = pq.ParquetFile(source)
     except Exception as exc:  # ArrowInvalid (a ValueError), OSError, ArrowException, a connection error
         raise DatasetError(f"{name} is not a readable Parquet file ({short_error(exc)}); download it again") from None
-    names = set(pf.schema_arrow.names)
-    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
-        raise DatasetError(
-            f"{name} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
-            "it does not look like APPS rows"
-        )
+    check_columns(pf.schema_arrow.names, name)
     return pf
 
 
@@ -421,12 +426,7 @@ def open_arrow(path: Path) -> Any:
             reader = pa.ipc.open_file(source)
     except Exception as exc:  # noqa: BLE001 - any pyarrow failure is a file we cannot read
         raise DatasetError(f"{path} is not a readable Arrow file ({short_error(exc)}); download it again") from None
-    names = set(reader.schema.names)
-    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
-        raise DatasetError(
-            f"{path} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
-            "it does not look like APPS or TACO rows"
-        )
+    check_columns(reader.schema.names, path)
     return reader
 
 
