@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 
 import pytest
@@ -162,3 +163,20 @@ except OSError as e:
 """
     o = ex.run_stdin(Program(src), "")
     assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, "full: 27\n"), o
+
+
+def test_no_private_tmp_where_it_would_hide_the_interpreter_or_its_modules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A virtual environment or a checkout under /tmp (as a CI clone or a nox session may be): a private /tmp
+    would hide its modules from the child, so the layer is left out, with the reason."""
+    from pytest_apps.executor.isolation import hidden_by_private_tmp
+
+    monkeypatch.setattr(sys, "path", [*sys.path, "/tmp/venv/lib/python3.11/site-packages"])
+    assert hidden_by_private_tmp().startswith("/tmp/")
+    monkeypatch.setattr(sys, "path", ["/usr/lib/python3.11"])
+    monkeypatch.setattr(sys, "prefix", "/usr")
+    monkeypatch.setattr(sys, "exec_prefix", "/usr")
+    monkeypatch.setattr(sys, "base_prefix", "/usr")
+    import pytest_apps.executor.isolation as isolation
+
+    if not os.path.realpath(isolation.__file__).startswith(("/tmp/", "/dev/shm/")):  # (a checkout elsewhere)
+        assert hidden_by_private_tmp() == ""

@@ -82,6 +82,11 @@ class Layers:
         """The private-tmp layer (workdirs.PrivateTmp), if a fenced child can use it: `dirs` keeps it."""
         if not self.own_mounts:
             return
+        hidden = hidden_by_private_tmp()
+        if hidden:
+            self.errors["private-tmp"] = (f"{hidden} (the interpreter or its modules) lies under /tmp or /dev/shm, "
+                                          "which a private /tmp would hide")
+            return
         from .workdirs import PrivateTmp
 
         try:
@@ -184,3 +189,16 @@ def _probe(**fenced) -> bool:
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     return os.waitstatus_to_exitcode(status) == 0
+
+
+def hidden_by_private_tmp() -> str:
+    """A folder the child reads that a private /tmp or /dev/shm would hide (a virtual environment or checkout
+    under /tmp): the interpreter's prefixes, its module path and this package's folder; "" when none."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path in (sys.prefix, sys.exec_prefix, sys.base_prefix, package, *sys.path):
+        if not path:
+            continue
+        real = os.path.realpath(path)
+        if any(real == top or real.startswith(top + "/") for top in ("/tmp", "/dev/shm")):
+            return real
+    return ""
