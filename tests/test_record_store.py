@@ -20,7 +20,7 @@ import pytest
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, read_segment
 
-from conftest import REPO, SOLUTIONS, read_report, run
+from conftest import REPO, SOLUTIONS, descendants_of, read_report, run
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
 
@@ -253,22 +253,56 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return json.loads((folder / "reports" / "apps-report.json").read_text())
 
 
-@pytest.mark.parametrize("name", SIGNALS)
+def local_workers(controller: int) -> set[int]:
+    """The controller's xdist workers: the parents of the executor servers below it (less the controller,
+    whose own server measures the machine's speed)."""
+    servers = [pid for pid in descendants_of(controller) if b"executor/serve.py" in cmdline(pid)]
+    return {parent for parent in map(parent_of, servers) if parent not in (None, controller)}
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@pytest.mark.parametrize("name", [*SIGNALS, "lost-worker"])
 def test_a_run_stopped_by_a_signal_resumes_to_the_uninterrupted_records(
     name: str, tmp_path: Path, uninterrupted: dict
 ) -> None:
+    """The controller stopped by a signal, or one of its workers killed (SIGKILL, with xdist's restarts off, as a
+    lost machine would leave it), part way; then the same command with --apps-resume."""
     folder = slow_project(tmp_path)
-    proc = subprocess.Popen(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    lost = name == "lost-worker"
+    proc = subprocess.Popen(pytest_command(*(["--max-worker-restart=0"] if lost else [])), cwd=folder,
+                            env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     while stored(folder) < 6 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before the signal"
-    proc.send_signal(getattr(signal, name))
+    if lost:
+        victim = min(local_workers(proc.pid))
+        for pid in [victim, *descendants_of(victim)]:
+            os.kill(pid, signal.SIGKILL)
+    else:
+        proc.send_signal(getattr(signal, name))
     proc.wait(timeout=120)
     before = stored(folder)
     assert 6 <= before < 27
-    if name != "SIGKILL":  # (a killed controller writes nothing; the records it kept are what counts)
+    if lost:  # the controller carried on with the other worker, and its report says what was lost
+        report = json.loads((folder / "reports" / "apps-report.json").read_text())
+        assert not report["run"]["complete"] and report["run"]["interrupted"] is None
+        assert "1 worker lost" in report["run"]["incomplete"]
+        assert (folder / "r.md").read_text().startswith("> **Incomplete run**: 1 worker lost")
+    elif name != "SIGKILL":  # (a killed controller writes nothing; the records it kept are what counts)
         report = json.loads((folder / "reports" / "apps-report.json").read_text())
         assert not report["run"]["complete"] and report["run"]["interrupted"] == name
         assert report["run"]["incomplete"].startswith(f"interrupted ({name})")

@@ -55,8 +55,11 @@ TIMINGS = ("time", "memory", "cpu_time", "wall_time", "borderline")  # measured 
 def comparable(report: dict) -> dict:
     """A report without what differs between two runs of the same programs: what is measured (times,
     memory, which verdicts came near the time limit, the machine's speed), the report's own path, and
-    whether the problem index was built or found in the cache."""
+    whether the problem index was built or found in the cache; and the layers by machine (the test host's
+    sessions may have one the controller's checkout lacks, such as a private /tmp where the checkout lies
+    under /tmp), of which the common `isolation` stays."""
     report = json.loads(json.dumps(report))
+    report.pop("isolation_by_machine", None)
     for key in ("wall_time", "borderline"):
         report["summary"].pop(key, None)
     report.get("machine", {}).pop("speed", None)
