@@ -17,6 +17,7 @@ import select
 import signal
 import socket
 import time
+from dataclasses import dataclass
 
 from . import machine, reaper, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
@@ -45,6 +46,23 @@ class _Usage:
         self.cpu, self.maxrss = float(cpu), int(maxrss)
 
 
+@dataclass(slots=True, eq=False)
+class Spare:
+    """A child asked of the zygote ahead of its test: its work directory, its pid once forked (and a pidfd where
+    the kernel has them), or why the fork failed; and our ends of its pipes until they are closed (None after)."""
+
+    dir: workdirs.WorkDir
+    pid: int | None = None
+    pidfd: int | None = None
+    stdin: int | None = None  # a memfd: the test's input, written before it is handed over
+    out_r: int | None = None
+    err_r: int | None = None
+    rep_r: int | None = None  # its report: one JSON object a line
+    go_w: int | None = None  # where the test is handed over; EOF tells a spare never needed to exit
+    failed: str | None = None
+    retired: bool = False  # given up before it got a test: no pidfd is opened for it
+
+
 class Server:
     def __init__(self, rfd: int, wfd: int, limits: dict | None = None) -> None:
         self.rfd, self.wfd = rfd, wfd
@@ -70,10 +88,10 @@ class Server:
             pass
         self.ctl: socket.socket | None = None  # the zygote's control socket
         self.zygote_pid: int | None = None
-        self.spares: list[dict] = []  # requested from the zygote, oldest first
-        self.forking: list[dict] = []  # requested and not yet answered, in order (retired ones included)
+        self.spares: list[Spare] = []  # requested from the zygote, oldest first
+        self.forking: list[Spare] = []  # requested and not yet answered, in order (retired ones included)
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
-        self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
+        self.ended: list[Spare] = []  # children done with their test, to see gone before the next sweep
         self.trash: list[workdirs.WorkDir] = []  # their work directories
         self.preload: tuple[str, ...] = ()  # modules the zygote loads besides its own list
 
@@ -124,15 +142,18 @@ class Server:
         if self.ctl is None:
             self.start_zygote()
         d = self.dirs.take(self._folder_size())
-        sp = {"dir": d, "pid": None, "pidfd": None}
+        sp = Spare(d)
         theirs = []
         try:
-            sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
-            theirs.append(sp["stdin"])
-            for name in ("out_r", "err_r", "rep_r"):
-                sp[name], w = os.pipe2(os.O_CLOEXEC)
-                theirs.append(w)
-            r, sp["go_w"] = os.pipe2(os.O_CLOEXEC)
+            sp.stdin = os.memfd_create("stdin", os.MFD_CLOEXEC)
+            theirs.append(sp.stdin)
+            sp.out_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            sp.err_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            sp.rep_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            r, sp.go_w = os.pipe2(os.O_CLOEXEC)
             theirs.append(r)
             for fd in (d.ruleset, d.mntns):  # the zygote gets copies; ours stay with the directory
                 if fd is not None:
@@ -171,17 +192,17 @@ class Server:
             return True
         waiting = self.forking.pop(0)  # the zygote answers in the order it was asked
         if m[0] == "forked":
-            waiting["pid"] = m[1]
-            if "retired" not in waiting:
+            waiting.pid = m[1]
+            if not waiting.retired:
                 try:
-                    waiting["pidfd"] = os.pidfd_open(m[1])
+                    waiting.pidfd = os.pidfd_open(m[1])
                 except OSError:  # kernels before 5.3: see _gone()
                     pass
         else:
-            waiting["failed"] = str(m[1])
+            waiting.failed = str(m[1])
         return True
 
-    def _live_spare(self) -> dict:
+    def _live_spare(self) -> Spare:
         """A spare whose process is alive (the zygote may have died since, and its children with it)."""
         for _ in range(3):
             try:
@@ -190,38 +211,38 @@ class Server:
                 sp = self._take_spare()
             except ZygoteGone:
                 continue  # the next attempt starts a new zygote
-            pidfd = sp["pidfd"]
-            if (select.select([pidfd], [], [], 0)[0] if pidfd is not None else reaper.gone(sp["pid"])):
+            pidfd = sp.pidfd
+            if (select.select([pidfd], [], [], 0)[0] if pidfd is not None else reaper.gone(sp.pid)):
                 self._retire(sp)
                 continue
             return sp
         raise OSError("no child could be started (the zygote keeps dying)")
 
-    def _take_spare(self) -> dict:
+    def _take_spare(self) -> Spare:
         if not self.spares:
             self._request_spare()
         sp = self.spares[0]
-        while sp["pid"] is None and "failed" not in sp:
+        while sp.pid is None and sp.failed is None:
             if not self._pump(30.0):
                 self._zygote_gone()
                 raise OSError("the zygote did not fork within 30 s")
         self.spares.pop(0)
-        if "failed" in sp:
+        if sp.failed is not None:
             self._retire(sp)
-            raise OSError(f"fork failed: {sp['failed']}")
+            raise OSError(f"fork failed: {sp.failed}")
         return sp
 
-    def _retire(self, sp: dict) -> None:
+    def _retire(self, sp: Spare) -> None:
         """Close our ends; a spare that never got its test sees EOF on `go` and exits."""
-        sp["retired"] = True
-        for k in ("stdin", "out_r", "err_r", "rep_r", "go_w", "pidfd"):
-            fd = sp.pop(k, None)
+        sp.retired = True
+        for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w, sp.pidfd):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self.dirs.drop(sp["dir"])
+        sp.stdin = sp.out_r = sp.err_r = sp.rep_r = sp.go_w = sp.pidfd = None
+        self.dirs.drop(sp.dir)
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -240,16 +261,16 @@ class Server:
         try:
             view, at = memoryview(stdin_data), 0
             while at < len(view):
-                at += os.pwrite(sp["stdin"], view[at:], at)
+                at += os.pwrite(sp.stdin, view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
                   "limits": req["limits"], "source": source, "style": req.get("style", "seed")}
             return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
         finally:
-            for k in ("stdin", "out_r", "err_r", "rep_r", "go_w"):
-                fd = sp.pop(k, None)
+            for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w):
                 if fd is not None:
                     os.close(fd)
-            self.trash.append(sp["dir"])
+            sp.stdin = sp.out_r = sp.err_r = sp.rep_r = sp.go_w = None
+            self.trash.append(sp.dir)
             self.ended.append(sp)
 
     def settle(self, timeout: float = EXIT_WAIT) -> None:
@@ -259,12 +280,12 @@ class Server:
             return
         end = time.monotonic() + timeout
         for sp in self.ended:
-            pidfd = sp.pop("pidfd", None)
+            pidfd, sp.pidfd = sp.pidfd, None
             if pidfd is not None:
                 select.select([pidfd], [], [], max(0.0, end - time.monotonic()))
                 os.close(pidfd)
             else:
-                while not reaper.gone(sp["pid"]) and time.monotonic() < end:
+                while not reaper.gone(sp.pid) and time.monotonic() < end:
                     time.sleep(0.001)
         self.ended.clear()
         self._sweep()
@@ -281,18 +302,19 @@ class Server:
         except (OSError, ZygoteGone):
             pass
 
-    def _watch(self, sp: dict, go: dict, go_blobs: list[bytes]):
+    def _watch(self, sp: Spare, go: dict, go_blobs: list[bytes]):
         lim = go["limits"]
-        pid, pidfd = sp["pid"], sp["pidfd"]
-        out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
+        pid, pidfd = sp.pid, sp.pidfd
+        out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
         clock = OwnClock(pid)
         t0 = time.monotonic()
         clock.start(t0)
         try:
-            send_go(sp["go_w"], go, go_blobs)
+            send_go(sp.go_w, go, go_blobs)
         except BrokenPipeError:  # it died (with its zygote) since it was found alive: its exit says so below
             pass
-        os.close(sp.pop("go_w"))
+        os.close(sp.go_w)
+        sp.go_w = None
         out = bytearray()
         err = bytearray()
         rep = bytearray()
@@ -376,7 +398,7 @@ class Server:
             self._drain(open_fds, out_r, err_r, out_limit)
             if reason is None and len(out) > out_limit:
                 reason = RUN_OUTPUT_LIMIT
-        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp["dir"])):
+        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp.dir)):
             reason = RUN_FILES  # a page of a mapped file it could not have: its folder was full
         return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
 
@@ -547,7 +569,7 @@ class Server:
             elif op == "stats":  # also a point where the previous run is cleaned up and the spares are forked
                 self.settle()
                 try:
-                    while any(sp["pid"] is None and "failed" not in sp for sp in self.spares) and self._pump(5.0):
+                    while any(sp.pid is None and sp.failed is None for sp in self.spares) and self._pump(5.0):
                         pass
                 except ZygoteGone:
                     pass
