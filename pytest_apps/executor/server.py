@@ -4,12 +4,12 @@ Started by `pytest_apps.executor.Executor` as `python -P -s serve.py`. It speaks
 (`protocol.py`) on its stdin/stdout, compiles each program once (`compiler.py`), and runs each test in a
 child that the zygote (`zygote.py`) forked ahead of time and that fenced itself (`child.py`). It watches
 the child from outside (wall clock, output bytes, exit), kills its process group and every descendant
-left behind (it is their subreaper), and answers with plain data about what it saw.
+left behind (it is their subreaper), and answers with plain data about what it saw (`ending.py` decides, from
+those values, how the run ended).
 """
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import resource
@@ -22,28 +22,20 @@ from dataclasses import dataclass
 from . import machine, reaper, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
+from .ending import RUN_BACKSTOP, RunEnd, bus_error, last_words, outcome, stop_reason
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .isolation import Layers
-from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY,
-                       RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
+from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
+                       recv_frame, send_frame, send_go)
 from .zygote import zygote_main
 
 DEFAULT_FOLDER_SIZE = 16 * 1024 * 1024  # a private folder's bytes when the client gave no limits
 SPARES = 2  # children forked ahead of time, fenced and waiting for a test
-RUN_BACKSTOP = "backstop"  # why a run was stopped (reported as a timeout)
-RUN_FILES = "files"  # why a run ended: its files met the file-size limit (reported as output_limit)
 EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
 
 
 class ZygoteGone(Exception):
     pass
-
-
-class _Usage:
-    __slots__ = ("cpu", "maxrss")
-
-    def __init__(self, cpu: float, maxrss: int) -> None:
-        self.cpu, self.maxrss = float(cpu), int(maxrss)
 
 
 @dataclass(slots=True, eq=False)
@@ -302,10 +294,10 @@ class Server:
         except (OSError, ZygoteGone):
             pass
 
-    def _watch(self, sp: Spare, go: dict, go_blobs: list[bytes]):
+    def _watch(self, sp: Spare, go: dict, go_blobs: list[bytes]) -> tuple[dict, bytes]:
+        """Hand the test to the child, watch it until it ends or a limit stops it, and say how it ended."""
         lim = go["limits"]
         pid, pidfd = sp.pid, sp.pidfd
-        out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
         clock = OwnClock(pid)
         t0 = time.monotonic()
         clock.start(t0)
@@ -318,7 +310,33 @@ class Server:
         out = bytearray()
         err = bytearray()
         rep = bytearray()
-        reason = None
+        open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
+        stopped, exited = self._wait(sp, clock, t0, lim, open_fds)
+        self._kill(pid)
+        if pidfd is not None and not exited:
+            # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
+            select.select([pidfd], [], [], 1.0)
+        wall = time.monotonic() - t0
+        clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
+        own = clock.own(wall)
+        done = last_words(rep) if stop_reason(stopped, own, lim) is None else None
+        leftovers = 0
+        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
+            status, cpu, maxrss = (done["status"] & 0xFF) << 8, float(done.get("cpu", 0.0)), int(done.get("maxrss", 0))
+        else:
+            status, cpu, maxrss = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
+            leftovers = self._sweep()
+            self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
+        return outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep, leftovers,
+                              folder_full=bus_error(status) and workdirs.full(sp.dir)))
+
+    def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict) -> tuple[str | None, bool]:
+        """Read the child's pipes into their buffers (`open_fds`: fd -> buffer, left with those not at EOF) and keep
+        its clock until a limit stops it or it has ended: (why it was stopped or None, whether its pidfd said it
+        had exited)."""
+        pid, pidfd = sp.pid, sp.pidfd
+        out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
+        out, err, rep = open_fds[out_r], open_fds[err_r], open_fds[rep_r]
         # The limit counts the program's own time (clock.py). A program over it runs on to the end of the band
         # above it, so that one finishing there is known to be a near miss; the wall-clock backstop ends
         # anything the accounting cannot see.
@@ -326,7 +344,6 @@ class Server:
         backstop = t0 + lim["timeout"] * lim["backstop"]
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
-        open_fds = {out_r: out, err_r: err, rep_r: rep}
         for fd in open_fds:
             poller.register(fd, select.POLLIN)
         if pidfd is not None:
@@ -341,12 +358,10 @@ class Server:
                 clock.sample(now)
                 next_sample = now + SAMPLE_INTERVAL
                 if clock.settled(now - t0) >= stop_at:
-                    reason = RUN_TIMEOUT
-                    break
+                    return RUN_TIMEOUT, exited
                 own_deadline = t0 + clock.delay + stop_at
             if now >= backstop:
-                reason = RUN_BACKSTOP
-                break
+                return RUN_BACKSTOP, exited
             wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
             for fd, _ev in poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10)):
                 if fd == self.rfd:
@@ -369,41 +384,18 @@ class Server:
                 elif fd == rep_r and len(rep) > 1 << 22:
                     del rep[: len(rep) - (1 << 21)]
             if len(out) > out_limit:
-                reason = RUN_OUTPUT_LIMIT
-                break
+                return RUN_OUTPUT_LIMIT, exited
             if pidfd is None and not open_fds:
                 exited = reaper.gone(pid)
             if exited:
-                break
-            if not open_fds and self._done(rep) is not None:
+                return None, exited
+            if not open_fds and last_words(rep) is not None:
                 # every pipe is closed after the child's last words: it has nothing more to say
-                break
-        self._kill(pid)
-        if pidfd is not None and not exited:
-            # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
-            select.select([pidfd], [], [], 1.0)
-        wall = time.monotonic() - t0
-        clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
-        own = clock.own(wall)
-        if reason is None and own >= lim["timeout"]:
-            reason = RUN_TIMEOUT  # it ended by itself, but past its limit
-        done = self._done(rep) if reason is None else None
-        leftovers = 0
-        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
-            status = (done["status"] & 0xFF) << 8
-            ru = _Usage(done.get("cpu", 0.0), done.get("maxrss", 0))
-        else:
-            status, ru = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
-            leftovers = self._sweep()
-            self._drain(open_fds, out_r, err_r, out_limit)
-            if reason is None and len(out) > out_limit:
-                reason = RUN_OUTPUT_LIMIT
-        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp.dir)):
-            reason = RUN_FILES  # a page of a mapped file it could not have: its folder was full
-        return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
+                return None, exited
 
-    def _exit_status(self, pid: int) -> tuple[int, _Usage]:
-        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell)."""
+    def _exit_status(self, pid: int) -> tuple[int, float, int]:
+        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell): its wait
+        status, CPU seconds and peak resident bytes."""
         end = time.monotonic() + EXIT_WAIT
         try:
             self.ctl.send(marshal.dumps(("wait", pid)))
@@ -413,19 +405,8 @@ class Server:
         except (OSError, AttributeError, ZygoteGone):  # AttributeError: no zygote any more
             pass
         status, cpu, maxrss = self.exits.pop(pid, (signal.SIGKILL, 0.0, 0))
-        return status, _Usage(cpu, maxrss)
+        return status, float(cpu), int(maxrss)
 
-    @staticmethod
-    def _done(rep: bytearray) -> dict | None:
-        """The child's last-words report, if it is the last line of its report pipe."""
-        lines = bytes(rep).rstrip(b"\n").rsplit(b"\n", 1)
-        try:
-            msg = json.loads(lines[-1])
-        except ValueError:
-            return None
-        if isinstance(msg, dict) and msg.get("kind") == "done" and isinstance(msg.get("status"), int):
-            return msg
-        return None
     def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
         """Read what is still in the pipes (every writer is dead now)."""
         end = time.monotonic() + 1.0
@@ -448,77 +429,6 @@ class Server:
                 buf += data
                 if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                     del buf[: len(buf) - STDERR_TAIL]
-
-    def _outcome(self, reason, status, ru, times, lim, out, err, rep, leftovers):
-        wall, own, cpu = times
-        res = {"wall_time": wall, "own_time": own, "cpu_time": cpu, "peak_memory": ru.maxrss, "error": "",
-               "exit_code": None, "signal": None, "value_json": None}
-        if os.WIFSIGNALED(status):
-            res["signal"] = os.WTERMSIG(status)
-        elif os.WIFEXITED(status):
-            res["exit_code"] = os.WEXITSTATUS(status)
-        ready = False
-        exc = None
-        harness = None
-        load_error = None  # the program did not load (the apps style's load failure, its -2)
-        for line in bytes(rep).split(b"\n"):
-            if not line:
-                continue
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
-            kind = msg.get("kind")
-            if kind == "ready":
-                ready = True
-            elif kind == "harness" and not ready:
-                harness = str(msg.get("error", "child setup failed"))
-            elif kind == "value" and ready and isinstance(msg.get("json"), str):
-                res["value_json"] = msg["json"]
-            elif kind == "exception" and ready:
-                exc = msg
-            elif kind == "load_error" and ready:
-                load_error = str(msg.get("line", ""))
-        tail = bytes(err[-STDERR_TAIL:]).decode("utf-8", "replace")
-        res["stderr_tail"] = tail
-        sig = res["signal"]
-        if reason == RUN_TIMEOUT:
-            res.update(status=RUN_TIMEOUT, error=f"time limit of {lim['timeout']:g} s exceeded (own time {own:.2f} s)")
-        elif reason == RUN_BACKSTOP:
-            res.update(status=RUN_TIMEOUT, error=f"stopped by the wall-clock backstop of "
-                                                 f"{lim['timeout'] * lim['backstop']:g} s (own time {own:.2f} s)")
-        elif reason == RUN_OUTPUT_LIMIT:
-            res.update(status=RUN_OUTPUT_LIMIT, error=f"output limit of {lim['output']} bytes exceeded")
-        elif reason == RUN_FILES or (ready and exc is not None and exc.get("files")):
-            why = str(exc.get("line", "")) if exc is not None else "killed by signal SIGBUS"
-            res.update(status=RUN_OUTPUT_LIMIT, error=f"file-size limit of {lim['file_size']} bytes exceeded (the "
-                                                      f"program's files together, /tmp included): {why}")
-        elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and max(cpu, ru.cpu) >= lim["timeout"]):
-            res.update(status=RUN_TIMEOUT, error="CPU time limit exceeded")
-        elif not ready:
-            res.update(status=RUN_HARNESS_ERROR, error=harness or f"child died before the program ran "
-                                                                  f"(status {status})")
-        elif load_error is not None and exc is None:
-            res.update(status=RUN_COMPILE_ERROR, error=load_error)
-        elif exc is not None and exc.get("memory"):
-            res.update(status=RUN_MEMORY, error=str(exc.get("line", "MemoryError")))
-        elif sig is not None:
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            res.update(status=RUN_SIGNALED, error=f"killed by signal {name}")
-        else:
-            res["status"] = RUN_EXITED
-            if exc is not None:
-                res["error"] = str(exc.get("line", ""))
-            elif res["exit_code"]:
-                lines = [ln for ln in tail.strip().splitlines() if ln.strip()]
-                res["error"] = f"exit status {res['exit_code']}" + (f": {lines[-1].strip()}" if lines else "")
-        if leftovers:
-            res["leftovers"] = leftovers
-        if res["status"] == RUN_OUTPUT_LIMIT:
-            del out[lim["output"]:]
-        return res, bytes(out)
 
     def _sweep(self) -> int:
         return reaper.sweep(self.children_path, keep=self.zygote_pid)
