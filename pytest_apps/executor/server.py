@@ -4,12 +4,12 @@ Started by `pytest_apps.executor.Executor` as `python -P -s serve.py`. It speaks
 (`protocol.py`) on its stdin/stdout, compiles each program once (`compiler.py`), and runs each test in a
 child that the zygote (`zygote.py`) forked ahead of time and that fenced itself (`child.py`). It watches
 the child from outside (wall clock, output bytes, exit), kills its process group and every descendant
-left behind (it is their subreaper), and answers with plain data about what it saw.
+left behind (it is their subreaper), and answers with plain data about what it saw (`ending.py` decides, from
+those values, how the run ended).
 """
 
 from __future__ import annotations
 
-import json
 import marshal
 import os
 import resource
@@ -17,20 +17,20 @@ import select
 import signal
 import socket
 import time
+from dataclasses import dataclass
 
 from . import machine, reaper, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
+from .ending import RUN_BACKSTOP, RunEnd, bus_error, last_words, outcome, stop_reason
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .isolation import Layers
-from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY,
-                       RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT, STDERR_TAIL, recv_frame, send_frame, send_go)
+from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
+                       recv_frame, send_frame, send_go)
 from .zygote import zygote_main
 
 DEFAULT_FOLDER_SIZE = 16 * 1024 * 1024  # a private folder's bytes when the client gave no limits
 SPARES = 2  # children forked ahead of time, fenced and waiting for a test
-RUN_BACKSTOP = "backstop"  # why a run was stopped (reported as a timeout)
-RUN_FILES = "files"  # why a run ended: its files met the file-size limit (reported as output_limit)
 EXIT_WAIT = 5.0  # seconds to wait for a killed child's exit to be reported before assuming SIGKILL
 
 
@@ -38,11 +38,21 @@ class ZygoteGone(Exception):
     pass
 
 
-class _Usage:
-    __slots__ = ("cpu", "maxrss")
+@dataclass(slots=True, eq=False)
+class Spare:
+    """A child asked of the zygote ahead of its test: its work directory, its pid once forked (and a pidfd where
+    the kernel has them), or why the fork failed; and our ends of its pipes until they are closed (None after)."""
 
-    def __init__(self, cpu: float, maxrss: int) -> None:
-        self.cpu, self.maxrss = float(cpu), int(maxrss)
+    dir: workdirs.WorkDir
+    pid: int | None = None
+    pidfd: int | None = None
+    stdin: int | None = None  # a memfd: the test's input, written before it is handed over
+    out_r: int | None = None
+    err_r: int | None = None
+    rep_r: int | None = None  # its report: one JSON object a line
+    go_w: int | None = None  # where the test is handed over; EOF tells a spare never needed to exit
+    failed: str | None = None
+    retired: bool = False  # given up before it got a test: no pidfd is opened for it
 
 
 class Server:
@@ -70,10 +80,10 @@ class Server:
             pass
         self.ctl: socket.socket | None = None  # the zygote's control socket
         self.zygote_pid: int | None = None
-        self.spares: list[dict] = []  # requested from the zygote, oldest first
-        self.forking: list[dict] = []  # requested and not yet answered, in order (retired ones included)
+        self.spares: list[Spare] = []  # requested from the zygote, oldest first
+        self.forking: list[Spare] = []  # requested and not yet answered, in order (retired ones included)
         self.exits: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), as asked for
-        self.ended: list[dict] = []  # children done with their test, to see gone before the next sweep
+        self.ended: list[Spare] = []  # children done with their test, to see gone before the next sweep
         self.trash: list[workdirs.WorkDir] = []  # their work directories
         self.preload: tuple[str, ...] = ()  # modules the zygote loads besides its own list
 
@@ -124,15 +134,18 @@ class Server:
         if self.ctl is None:
             self.start_zygote()
         d = self.dirs.take(self._folder_size())
-        sp = {"dir": d, "pid": None, "pidfd": None}
+        sp = Spare(d)
         theirs = []
         try:
-            sp["stdin"] = os.memfd_create("stdin", os.MFD_CLOEXEC)
-            theirs.append(sp["stdin"])
-            for name in ("out_r", "err_r", "rep_r"):
-                sp[name], w = os.pipe2(os.O_CLOEXEC)
-                theirs.append(w)
-            r, sp["go_w"] = os.pipe2(os.O_CLOEXEC)
+            sp.stdin = os.memfd_create("stdin", os.MFD_CLOEXEC)
+            theirs.append(sp.stdin)
+            sp.out_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            sp.err_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            sp.rep_r, w = os.pipe2(os.O_CLOEXEC)
+            theirs.append(w)
+            r, sp.go_w = os.pipe2(os.O_CLOEXEC)
             theirs.append(r)
             for fd in (d.ruleset, d.mntns):  # the zygote gets copies; ours stay with the directory
                 if fd is not None:
@@ -171,17 +184,17 @@ class Server:
             return True
         waiting = self.forking.pop(0)  # the zygote answers in the order it was asked
         if m[0] == "forked":
-            waiting["pid"] = m[1]
-            if "retired" not in waiting:
+            waiting.pid = m[1]
+            if not waiting.retired:
                 try:
-                    waiting["pidfd"] = os.pidfd_open(m[1])
+                    waiting.pidfd = os.pidfd_open(m[1])
                 except OSError:  # kernels before 5.3: see _gone()
                     pass
         else:
-            waiting["failed"] = str(m[1])
+            waiting.failed = str(m[1])
         return True
 
-    def _live_spare(self) -> dict:
+    def _live_spare(self) -> Spare:
         """A spare whose process is alive (the zygote may have died since, and its children with it)."""
         for _ in range(3):
             try:
@@ -190,38 +203,38 @@ class Server:
                 sp = self._take_spare()
             except ZygoteGone:
                 continue  # the next attempt starts a new zygote
-            pidfd = sp["pidfd"]
-            if (select.select([pidfd], [], [], 0)[0] if pidfd is not None else reaper.gone(sp["pid"])):
+            pidfd = sp.pidfd
+            if (select.select([pidfd], [], [], 0)[0] if pidfd is not None else reaper.gone(sp.pid)):
                 self._retire(sp)
                 continue
             return sp
         raise OSError("no child could be started (the zygote keeps dying)")
 
-    def _take_spare(self) -> dict:
+    def _take_spare(self) -> Spare:
         if not self.spares:
             self._request_spare()
         sp = self.spares[0]
-        while sp["pid"] is None and "failed" not in sp:
+        while sp.pid is None and sp.failed is None:
             if not self._pump(30.0):
                 self._zygote_gone()
                 raise OSError("the zygote did not fork within 30 s")
         self.spares.pop(0)
-        if "failed" in sp:
+        if sp.failed is not None:
             self._retire(sp)
-            raise OSError(f"fork failed: {sp['failed']}")
+            raise OSError(f"fork failed: {sp.failed}")
         return sp
 
-    def _retire(self, sp: dict) -> None:
+    def _retire(self, sp: Spare) -> None:
         """Close our ends; a spare that never got its test sees EOF on `go` and exits."""
-        sp["retired"] = True
-        for k in ("stdin", "out_r", "err_r", "rep_r", "go_w", "pidfd"):
-            fd = sp.pop(k, None)
+        sp.retired = True
+        for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w, sp.pidfd):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self.dirs.drop(sp["dir"])
+        sp.stdin = sp.out_r = sp.err_r = sp.rep_r = sp.go_w = sp.pidfd = None
+        self.dirs.drop(sp.dir)
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -240,16 +253,16 @@ class Server:
         try:
             view, at = memoryview(stdin_data), 0
             while at < len(view):
-                at += os.pwrite(sp["stdin"], view[at:], at)
+                at += os.pwrite(sp.stdin, view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
                   "limits": req["limits"], "source": source, "style": req.get("style", "seed")}
             return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
         finally:
-            for k in ("stdin", "out_r", "err_r", "rep_r", "go_w"):
-                fd = sp.pop(k, None)
+            for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w):
                 if fd is not None:
                     os.close(fd)
-            self.trash.append(sp["dir"])
+            sp.stdin = sp.out_r = sp.err_r = sp.rep_r = sp.go_w = None
+            self.trash.append(sp.dir)
             self.ended.append(sp)
 
     def settle(self, timeout: float = EXIT_WAIT) -> None:
@@ -259,12 +272,12 @@ class Server:
             return
         end = time.monotonic() + timeout
         for sp in self.ended:
-            pidfd = sp.pop("pidfd", None)
+            pidfd, sp.pidfd = sp.pidfd, None
             if pidfd is not None:
                 select.select([pidfd], [], [], max(0.0, end - time.monotonic()))
                 os.close(pidfd)
             else:
-                while not reaper.gone(sp["pid"]) and time.monotonic() < end:
+                while not reaper.gone(sp.pid) and time.monotonic() < end:
                     time.sleep(0.001)
         self.ended.clear()
         self._sweep()
@@ -281,22 +294,49 @@ class Server:
         except (OSError, ZygoteGone):
             pass
 
-    def _watch(self, sp: dict, go: dict, go_blobs: list[bytes]):
+    def _watch(self, sp: Spare, go: dict, go_blobs: list[bytes]) -> tuple[dict, bytes]:
+        """Hand the test to the child, watch it until it ends or a limit stops it, and say how it ended."""
         lim = go["limits"]
-        pid, pidfd = sp["pid"], sp["pidfd"]
-        out_r, err_r, rep_r = sp["out_r"], sp["err_r"], sp["rep_r"]
+        pid, pidfd = sp.pid, sp.pidfd
         clock = OwnClock(pid)
         t0 = time.monotonic()
         clock.start(t0)
         try:
-            send_go(sp["go_w"], go, go_blobs)
+            send_go(sp.go_w, go, go_blobs)
         except BrokenPipeError:  # it died (with its zygote) since it was found alive: its exit says so below
             pass
-        os.close(sp.pop("go_w"))
+        os.close(sp.go_w)
+        sp.go_w = None
         out = bytearray()
         err = bytearray()
         rep = bytearray()
-        reason = None
+        open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
+        stopped, exited = self._wait(sp, clock, t0, lim, open_fds)
+        self._kill(pid)
+        if pidfd is not None and not exited:
+            # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
+            select.select([pidfd], [], [], 1.0)
+        wall = time.monotonic() - t0
+        clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
+        own = clock.own(wall)
+        done = last_words(rep) if stop_reason(stopped, own, lim) is None else None
+        leftovers = 0
+        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
+            status, cpu, maxrss = (done["status"] & 0xFF) << 8, float(done.get("cpu", 0.0)), int(done.get("maxrss", 0))
+        else:
+            status, cpu, maxrss = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
+            leftovers = self._sweep()
+            self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
+        return outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep, leftovers,
+                              folder_full=bus_error(status) and workdirs.full(sp.dir)))
+
+    def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict) -> tuple[str | None, bool]:
+        """Read the child's pipes into their buffers (`open_fds`: fd -> buffer, left with those not at EOF) and keep
+        its clock until a limit stops it or it has ended: (why it was stopped or None, whether its pidfd said it
+        had exited)."""
+        pid, pidfd = sp.pid, sp.pidfd
+        out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
+        out, err, rep = open_fds[out_r], open_fds[err_r], open_fds[rep_r]
         # The limit counts the program's own time (clock.py). A program over it runs on to the end of the band
         # above it, so that one finishing there is known to be a near miss; the wall-clock backstop ends
         # anything the accounting cannot see.
@@ -304,7 +344,6 @@ class Server:
         backstop = t0 + lim["timeout"] * lim["backstop"]
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
-        open_fds = {out_r: out, err_r: err, rep_r: rep}
         for fd in open_fds:
             poller.register(fd, select.POLLIN)
         if pidfd is not None:
@@ -319,12 +358,10 @@ class Server:
                 clock.sample(now)
                 next_sample = now + SAMPLE_INTERVAL
                 if clock.settled(now - t0) >= stop_at:
-                    reason = RUN_TIMEOUT
-                    break
+                    return RUN_TIMEOUT, exited
                 own_deadline = t0 + clock.delay + stop_at
             if now >= backstop:
-                reason = RUN_BACKSTOP
-                break
+                return RUN_BACKSTOP, exited
             wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
             for fd, _ev in poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10)):
                 if fd == self.rfd:
@@ -347,41 +384,18 @@ class Server:
                 elif fd == rep_r and len(rep) > 1 << 22:
                     del rep[: len(rep) - (1 << 21)]
             if len(out) > out_limit:
-                reason = RUN_OUTPUT_LIMIT
-                break
+                return RUN_OUTPUT_LIMIT, exited
             if pidfd is None and not open_fds:
                 exited = reaper.gone(pid)
             if exited:
-                break
-            if not open_fds and self._done(rep) is not None:
+                return None, exited
+            if not open_fds and last_words(rep) is not None:
                 # every pipe is closed after the child's last words: it has nothing more to say
-                break
-        self._kill(pid)
-        if pidfd is not None and not exited:
-            # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
-            select.select([pidfd], [], [], 1.0)
-        wall = time.monotonic() - t0
-        clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
-        own = clock.own(wall)
-        if reason is None and own >= lim["timeout"]:
-            reason = RUN_TIMEOUT  # it ended by itself, but past its limit
-        done = self._done(rep) if reason is None else None
-        leftovers = 0
-        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
-            status = (done["status"] & 0xFF) << 8
-            ru = _Usage(done.get("cpu", 0.0), done.get("maxrss", 0))
-        else:
-            status, ru = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
-            leftovers = self._sweep()
-            self._drain(open_fds, out_r, err_r, out_limit)
-            if reason is None and len(out) > out_limit:
-                reason = RUN_OUTPUT_LIMIT
-        if (os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGBUS and workdirs.full(sp["dir"])):
-            reason = RUN_FILES  # a page of a mapped file it could not have: its folder was full
-        return self._outcome(reason, status, ru, (wall, own, clock.cpu), lim, out, err, rep, leftovers)
+                return None, exited
 
-    def _exit_status(self, pid: int) -> tuple[int, _Usage]:
-        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell)."""
+    def _exit_status(self, pid: int) -> tuple[int, float, int]:
+        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell): its wait
+        status, CPU seconds and peak resident bytes."""
         end = time.monotonic() + EXIT_WAIT
         try:
             self.ctl.send(marshal.dumps(("wait", pid)))
@@ -391,19 +405,8 @@ class Server:
         except (OSError, AttributeError, ZygoteGone):  # AttributeError: no zygote any more
             pass
         status, cpu, maxrss = self.exits.pop(pid, (signal.SIGKILL, 0.0, 0))
-        return status, _Usage(cpu, maxrss)
+        return status, float(cpu), int(maxrss)
 
-    @staticmethod
-    def _done(rep: bytearray) -> dict | None:
-        """The child's last-words report, if it is the last line of its report pipe."""
-        lines = bytes(rep).rstrip(b"\n").rsplit(b"\n", 1)
-        try:
-            msg = json.loads(lines[-1])
-        except ValueError:
-            return None
-        if isinstance(msg, dict) and msg.get("kind") == "done" and isinstance(msg.get("status"), int):
-            return msg
-        return None
     def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
         """Read what is still in the pipes (every writer is dead now)."""
         end = time.monotonic() + 1.0
@@ -426,77 +429,6 @@ class Server:
                 buf += data
                 if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                     del buf[: len(buf) - STDERR_TAIL]
-
-    def _outcome(self, reason, status, ru, times, lim, out, err, rep, leftovers):
-        wall, own, cpu = times
-        res = {"wall_time": wall, "own_time": own, "cpu_time": cpu, "peak_memory": ru.maxrss, "error": "",
-               "exit_code": None, "signal": None, "value_json": None}
-        if os.WIFSIGNALED(status):
-            res["signal"] = os.WTERMSIG(status)
-        elif os.WIFEXITED(status):
-            res["exit_code"] = os.WEXITSTATUS(status)
-        ready = False
-        exc = None
-        harness = None
-        load_error = None  # the program did not load (the apps style's load failure, its -2)
-        for line in bytes(rep).split(b"\n"):
-            if not line:
-                continue
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
-            kind = msg.get("kind")
-            if kind == "ready":
-                ready = True
-            elif kind == "harness" and not ready:
-                harness = str(msg.get("error", "child setup failed"))
-            elif kind == "value" and ready and isinstance(msg.get("json"), str):
-                res["value_json"] = msg["json"]
-            elif kind == "exception" and ready:
-                exc = msg
-            elif kind == "load_error" and ready:
-                load_error = str(msg.get("line", ""))
-        tail = bytes(err[-STDERR_TAIL:]).decode("utf-8", "replace")
-        res["stderr_tail"] = tail
-        sig = res["signal"]
-        if reason == RUN_TIMEOUT:
-            res.update(status=RUN_TIMEOUT, error=f"time limit of {lim['timeout']:g} s exceeded (own time {own:.2f} s)")
-        elif reason == RUN_BACKSTOP:
-            res.update(status=RUN_TIMEOUT, error=f"stopped by the wall-clock backstop of "
-                                                 f"{lim['timeout'] * lim['backstop']:g} s (own time {own:.2f} s)")
-        elif reason == RUN_OUTPUT_LIMIT:
-            res.update(status=RUN_OUTPUT_LIMIT, error=f"output limit of {lim['output']} bytes exceeded")
-        elif reason == RUN_FILES or (ready and exc is not None and exc.get("files")):
-            why = str(exc.get("line", "")) if exc is not None else "killed by signal SIGBUS"
-            res.update(status=RUN_OUTPUT_LIMIT, error=f"file-size limit of {lim['file_size']} bytes exceeded (the "
-                                                      f"program's files together, /tmp included): {why}")
-        elif sig in (signal.SIGXCPU,) or (sig == signal.SIGKILL and max(cpu, ru.cpu) >= lim["timeout"]):
-            res.update(status=RUN_TIMEOUT, error="CPU time limit exceeded")
-        elif not ready:
-            res.update(status=RUN_HARNESS_ERROR, error=harness or f"child died before the program ran "
-                                                                  f"(status {status})")
-        elif load_error is not None and exc is None:
-            res.update(status=RUN_COMPILE_ERROR, error=load_error)
-        elif exc is not None and exc.get("memory"):
-            res.update(status=RUN_MEMORY, error=str(exc.get("line", "MemoryError")))
-        elif sig is not None:
-            name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-            res.update(status=RUN_SIGNALED, error=f"killed by signal {name}")
-        else:
-            res["status"] = RUN_EXITED
-            if exc is not None:
-                res["error"] = str(exc.get("line", ""))
-            elif res["exit_code"]:
-                lines = [ln for ln in tail.strip().splitlines() if ln.strip()]
-                res["error"] = f"exit status {res['exit_code']}" + (f": {lines[-1].strip()}" if lines else "")
-        if leftovers:
-            res["leftovers"] = leftovers
-        if res["status"] == RUN_OUTPUT_LIMIT:
-            del out[lim["output"]:]
-        return res, bytes(out)
 
     def _sweep(self) -> int:
         return reaper.sweep(self.children_path, keep=self.zygote_pid)
@@ -547,7 +479,7 @@ class Server:
             elif op == "stats":  # also a point where the previous run is cleaned up and the spares are forked
                 self.settle()
                 try:
-                    while any(sp["pid"] is None and "failed" not in sp for sp in self.spares) and self._pump(5.0):
+                    while any(sp.pid is None and sp.failed is None for sp in self.spares) and self._pump(5.0):
                         pass
                 except ZygoteGone:
                     pass
