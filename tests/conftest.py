@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
@@ -83,9 +85,22 @@ def read_report(pytester: pytest.Pytester, name: str = "reports/apps-report.json
     return json.loads((pytester.path / name).read_text())
 
 
+# Third-party pytest plugins an environment may hold that no run under test uses. Every pytest process a test
+# starts (and each of its xdist workers) would load them from their entry points: hypothesis's and anyio's
+# (which huggingface_hub's HTTP client brings) cost a process about a second of start-up together.
+UNUSED_PLUGINS = ("-p", "no:benchmark", "-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:platformdirs")
+
+
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     """pytest in a real subprocess, as users run it (our plugin from its entry point)."""
-    return pytester.runpytest_subprocess("-p", "no:benchmark", *args)
+    return pytester.runpytest_subprocess(*UNUSED_PLUGINS, *args)
+
+
+def run_in(folder: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """pytest in a real subprocess in `folder`, as `run` starts it, for what a fixture wider than one test
+    makes once (pytester's folders are one test's)."""
+    return subprocess.run([sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", *args],
+                          cwd=folder, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
 
 
 def descendants_of(pid: int) -> set[int]:
@@ -124,3 +139,67 @@ def on_cpus(cpus: set[int]):
         yield
     finally:
         os.sched_setaffinity(0, before)
+
+
+# -- projects several test modules run ----------------------------------------------------------------------
+
+BROKEN = {
+    # wrong answer
+    "900001": "a, b = map(int, input().split())\nprint(a - b)\n",
+    # runtime error on every test
+    "900002": "def reverse_words(s):\n    raise ValueError('nope')\n",
+    # compile error
+    "900003": "def broken(:\n    pass\n",
+    # 900004: no file at all -> no code
+    # timeout (with a short --apps-timeout)
+    "900005": "while True:\n    pass\n",
+}
+
+
+@pytest.fixture
+def broken_project(sample_project: pytest.Pytester) -> pytest.Pytester:
+    folder = sample_project.path / "solutions"
+    for pid, code in BROKEN.items():
+        (folder / f"{pid}.py").write_text(code)
+    (folder / "900004.py").unlink()
+    return sample_project
+
+
+def verdict_outline(report: dict) -> dict:
+    """A report's verdicts, kinds and steps by problem, and its summary without the wall time: what two runs of the
+    same programs must agree on (not times, memory or where files are)."""
+    summary = {k: v for k, v in report["summary"].items() if k != "wall_time"}
+    problems = [
+        {
+            "id": p["id"],
+            "verdict": p["verdict"],
+            "tests_passed": p["tests_passed"],
+            "tests_run": p["tests_run"],
+            "kinds": [t["kind"] for t in p["tests"]],
+            "steps": [t["step"] for t in p["tests"]],
+        }
+        for p in report["problems"]
+    ]
+    return {"summary": summary, "problems": problems}
+
+
+PERMUTATION_ROW = {
+    "problem_id": 910001, "difficulty": "introductory", "url": "", "starter_code": "", "solutions": "",
+    "question": "Print any permutation of 1..n.",
+    "input_output": json.dumps({"inputs": ["3\n", "4\n", "1\n"], "outputs": ["1 2 3\n", "1 2 3 4\n", "1\n"]}),
+}
+PERMUTATION_CHECKER = """
+def check(input, expected, got):
+    n = int(input)
+    values = got.split()
+    return sorted(values) == [str(i) for i in range(1, n + 1)] and len(values) == n, f"not a permutation: {got!r}"
+"""
+
+
+def permutation_project(pytester: pytest.Pytester, checker: str = PERMUTATION_CHECKER) -> list[str]:
+    (pytester.path / "rows.jsonl").write_text(json.dumps(PERMUTATION_ROW) + "\n")
+    (pytester.path / "cands").mkdir()
+    (pytester.path / "cands" / "910001.py").write_text("n = int(input())\nprint(*range(n, 0, -1))\n")
+    (pytester.path / "mine").mkdir()
+    (pytester.path / "mine" / "910001.py").write_text(checker)
+    return ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--rootdir", str(pytester.path)]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import UNUSED_PLUGINS
 
 from pytest_apps import Evaluator, Problem, ProblemList, ProblemResult, Summary, load_problems
 from pytest_apps.dataset.problems import case_order
@@ -166,7 +167,7 @@ def agree(pytester: pytest.Pytester, rows_file: Path, set_name: str, fail_fast: 
     (folder / "900101.py").write_text("print(input())\n")
 
     run = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--apps-dataset", rows_file.name, "--apps-timeout", TIMEOUT,
+        *UNUSED_PLUGINS, "-p", "no:cacheprovider", "--apps-dataset", rows_file.name, "--apps-timeout", TIMEOUT,
         "--apps-report", "reports/plugin.json", *(["--apps-fail-fast"] if fail_fast else []),
         "--apps-judge", judge, *(["--apps-checkers", checkers] if checkers else []),
     )

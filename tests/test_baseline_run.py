@@ -14,25 +14,32 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import SOLUTIONS, read_report, run, run_in
 
 WRONG_SUM = "a, b = map(int, input().split())\nprint(a - b)\n"  # 900001 reads two numbers and prints their sum
 WRONG_900005 = "print(0)\n"
 
 
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """The baseline report: the sample's solutions but 900005's, which fails (made once for the module)."""
+    folder = tmp_path_factory.mktemp("baseline")
+    shutil.copytree(SOLUTIONS, folder / "solutions")
+    (folder / "solutions" / "900005.py").write_text(WRONG_900005)
+    done = run_in(folder, "--apps-dataset", "sample", "--apps-report", "reports/base.json")
+    assert done.returncode == 1, done.stdout[-3000:]
+    report = (folder / "reports" / "base.json").read_bytes()
+    assert [p["id"] for p in json.loads(report)["problems"] if p["verdict"] != "pass"] == ["900005"]
+    return report
+
+
 @pytest.fixture
-def changed(sample_project: pytest.Pytester) -> pytest.Pytester:
+def changed(sample_project: pytest.Pytester, baseline: bytes) -> pytest.Pytester:
     """A baseline report (reports/base.json) where 900005 fails and the rest pass; then the candidates change:
     900001 breaks and 900005 is fixed."""
-    folder = sample_project.path / "solutions"
-    good = (folder / "900005.py").read_text()
-    (folder / "900005.py").write_text(WRONG_900005)
-    result = run(sample_project, "--apps-dataset", "sample", "--apps-report", "reports/base.json")
-    assert result.ret == 1
-    assert [p["id"] for p in read_report(sample_project, "reports/base.json")["problems"] if p["verdict"] != "pass"] == [
-        "900005"]
-    (folder / "900005.py").write_text(good)
-    (folder / "900001.py").write_text(WRONG_SUM)
+    (sample_project.path / "reports").mkdir()
+    (sample_project.path / "reports" / "base.json").write_bytes(baseline)
+    (sample_project.path / "solutions" / "900001.py").write_text(WRONG_SUM)
     return sample_project
 
 

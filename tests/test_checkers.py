@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import permutation_project, read_report, run
 from pytest_apps.core.errors import HarnessError
 from pytest_apps.judge import checkers as checkers_module
 from pytest_apps.judge.checkers import BUILTIN_FOLDER, Checkers, bounded_call
@@ -123,28 +123,6 @@ def test_the_4003_checker_accepts_other_optimal_answers_only():
 
 # --------------------------------------------------------------------------------------------------
 # in a run
-
-PERMUTATION_ROW = {
-    "problem_id": 910001, "difficulty": "introductory", "url": "", "starter_code": "", "solutions": "",
-    "question": "Print any permutation of 1..n.",
-    "input_output": json.dumps({"inputs": ["3\n", "4\n", "1\n"], "outputs": ["1 2 3\n", "1 2 3 4\n", "1\n"]}),
-}
-PERMUTATION_CHECKER = """
-def check(input, expected, got):
-    n = int(input)
-    values = got.split()
-    return sorted(values) == [str(i) for i in range(1, n + 1)] and len(values) == n, f"not a permutation: {got!r}"
-"""
-
-
-def permutation_project(pytester: pytest.Pytester, checker: str = PERMUTATION_CHECKER) -> list[str]:
-    (pytester.path / "rows.jsonl").write_text(json.dumps(PERMUTATION_ROW) + "\n")
-    (pytester.path / "cands").mkdir()
-    (pytester.path / "cands" / "910001.py").write_text("n = int(input())\nprint(*range(n, 0, -1))\n")
-    (pytester.path / "mine").mkdir()
-    (pytester.path / "mine" / "910001.py").write_text(checker)
-    return ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--rootdir", str(pytester.path)]
-
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_a_checker_turns_valid_other_answers_into_passes(pytester: pytest.Pytester, workers: str):

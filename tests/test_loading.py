@@ -12,9 +12,6 @@ import io
 import json
 import os
 import random
-import subprocess
-import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -22,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import read_report, run
-from fakehub import FakeHub
+from fakehub import FakeHub, run_isolated
 
 from pytest_apps.dataset import hub, loading
 from pytest_apps.dataset.rows import DatasetError, Source, find_split_files, iter_jsonl
@@ -372,51 +369,6 @@ def build_hub_cache(home: Path, repo_id: str, sha: str, files: dict[str, bytes],
         (repo / "refs" / ref).parent.mkdir(parents=True, exist_ok=True)
         (repo / "refs" / ref).write_text(sha)
     return repo
-
-
-def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None = None, timeout: float = 60,
-                 digest: bool = False):
-    """open_rows(*args) in a fresh interpreter whose huggingface_hub sees only the cache in ``home``.
-
-    With ``digest``, the rows come back as their ids and a digest of their JSON (see ``rows_digest``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
-    env.update(HF_HOME=str(home), HF_HUB_CACHE=str(home / "hub"), HF_HUB_DISABLE_TELEMETRY="1")
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")])
-    if offline:
-        env["HF_HUB_OFFLINE"] = "1"
-    if endpoint:
-        env["HF_ENDPOINT"] = endpoint
-    script = textwrap.dedent(
-        """
-        import hashlib, json, sys
-        from pytest_apps.dataset.loading import open_rows, DatasetError
-        dataset, split, revision, stop = json.loads(sys.argv[1])
-        try:
-            source, rows = open_rows(dataset, split, revision, stop=stop)
-            rows = list(rows)
-            if sys.argv[2] == "digest":
-                text = json.dumps(rows, sort_keys=True).encode()
-                out = {"ids": [r.get("problem_id") for r in rows], "digest": hashlib.sha256(text).hexdigest()}
-            else:
-                out = {"rows": rows}
-            print(json.dumps({"source": source.__dict__, **out}))
-        except DatasetError as exc:
-            print("DatasetError: " + str(exc))
-        """
-    )
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", script, json.dumps(list(args)), "digest" if digest else "rows"],
-        env=env,
-        cwd=home,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    elapsed = time.perf_counter() - started
-    assert proc.returncode == 0, proc.stderr
-    out = proc.stdout.strip()
-    return (json.loads(out) if out.startswith("{") else out), elapsed
 
 
 def jsonl_bytes(rows) -> bytes:

@@ -8,46 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import junit_outcomes, read_report, run
-
-BROKEN = {
-    # wrong answer
-    "900001": "a, b = map(int, input().split())\nprint(a - b)\n",
-    # runtime error on every test
-    "900002": "def reverse_words(s):\n    raise ValueError('nope')\n",
-    # compile error
-    "900003": "def broken(:\n    pass\n",
-    # 900004: no file at all -> no code
-    # timeout (with a short --apps-timeout)
-    "900005": "while True:\n    pass\n",
-}
-
-
-def comparable(report: dict) -> dict:
-    """The report without what legitimately differs between runs (time, memory, where files are)."""
-    summary = {k: v for k, v in report["summary"].items() if k != "wall_time"}
-    problems = [
-        {
-            "id": p["id"],
-            "verdict": p["verdict"],
-            "tests_passed": p["tests_passed"],
-            "tests_run": p["tests_run"],
-            "kinds": [t["kind"] for t in p["tests"]],
-            "steps": [t["step"] for t in p["tests"]],
-        }
-        for p in report["problems"]
-    ]
-    return {"summary": summary, "problems": problems}
-
-
-@pytest.fixture
-def broken_project(sample_project: pytest.Pytester) -> pytest.Pytester:
-    folder = sample_project.path / "solutions"
-    for pid, code in BROKEN.items():
-        (folder / f"{pid}.py").write_text(code)
-    (folder / "900004.py").unlink()
-    return sample_project
-
+from conftest import BROKEN, junit_outcomes, read_report, run, verdict_outline
 
 def test_dormant_without_apps_options(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
@@ -76,8 +37,8 @@ def test_serial_and_two_workers_give_identical_reports(broken_project: pytest.Py
     serial = run(broken_project, *args, "-n", "0", "--apps-report", "reports/serial.json")
     parallel = run(broken_project, *args, "-n", "2", "--apps-report", "reports/parallel.json")
     assert serial.ret == parallel.ret == 1
-    a = comparable(read_report(broken_project, "reports/serial.json"))
-    b = comparable(read_report(broken_project, "reports/parallel.json"))
+    a = verdict_outline(read_report(broken_project, "reports/serial.json"))
+    b = verdict_outline(read_report(broken_project, "reports/parallel.json"))
     assert a == b
     verdicts = {p["id"]: (p["verdict"], p["kinds"][:1]) for p in a["problems"]}
     assert verdicts == {
@@ -117,8 +78,8 @@ def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
     broken_project.makeini("[pytest]\n")  # the rootdir is the project; the candidates are not under it
     elsewhere = tmp_path_factory.mktemp("generations") / "cands"
     shutil.copytree(broken_project.path / "solutions", elsewhere)
-    result = run(broken_project, "--apps-dataset", "sample", "--apps-candidates", str(elsewhere),
-                 "--apps-html", "r.html")
+    base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-candidates", str(elsewhere))
+    result = run(broken_project, *base, "--apps-html", "r.html")
     lines = result.stdout.lines
     at = lines.index("first failing case of failing problems (paste to rerun):")
     pasted = lines[at + 1].strip()
@@ -128,7 +89,7 @@ def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
     assert first["first_failure"] == pasted
     assert first["first_failure_nodeid"].endswith("900001.py::test_0")  # as pytest names it
     assert f"pytest {pasted}</code>" in (broken_project.path / "r.html").read_text()
-    again = run(broken_project, "--apps-dataset", "sample", "--apps-candidates", str(elsewhere), pasted, "-v")
+    again = run(broken_project, *base, pasted, "-v")
     again.assert_outcomes(failed=1)
     run_section = read_report(broken_project)["run"]  # the one case ran; the others' records are carried
     assert run_section["executed"] == 1 and run_section["carried"] == 22 and len(run_section["rerun"]) == 1
@@ -333,7 +294,9 @@ def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_cod
                  "--apps-candidates=empty-folder", ids[2], "-v")
     single.assert_outcomes(failed=1)
     single.stdout.fnmatch_lines([f"{ids[2]} FAILED*"])
-    # beside programs: a folder keeps its files' node ids; a generations file names the problem it lacks
+    # beside programs (one process: the workers' side was shown above): a folder keeps its files' node ids; a
+    # generations file names the problem it lacks
+    base = ("--apps-dataset=sample", "--apps-limit=3", "-n", "0")
     mixed = run(sample_project, *base, "--apps-candidates=solutions", "--apps-only=900001,900002", "-v")
     mixed.assert_outcomes(passed=9)
     (sample_project.path / "solutions" / "900002.py").unlink()

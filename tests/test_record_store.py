@@ -20,7 +20,7 @@ import pytest
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, read_segment
 
-from conftest import REPO, SOLUTIONS, descendants_of, read_report, run
+from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, descendants_of, read_report, run
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
 
@@ -232,7 +232,7 @@ def slow_project(folder: Path) -> Path:
 
 
 def pytest_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-p", "no:benchmark", "-p", "no:cacheprovider", "-q",
+    return [sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q",
             "--apps-dataset=sample", "-n", "2", "--apps-markdown", "r.md", "--apps-html", "r.html",
             "--junitxml", "j.xml", *args]
 

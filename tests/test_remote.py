@@ -16,13 +16,11 @@ from types import SimpleNamespace
 
 import execnet
 import pytest
-from test_plugin import BROKEN, broken_project  # noqa: F401 (broken_project: the fixture)
-from test_plugin import comparable as plugin_comparable
 from xdist import workermanage
 from xdist.dsession import DSession
 from xdist.scheduler import LoadScopeScheduling
 
-from conftest import junit_outcomes, read_report, run
+from conftest import BROKEN, junit_outcomes, read_report, run, verdict_outline
 from pytest_apps.plugin import gateways, nodeids, remote
 from pytest_apps.plugin.nodeids import Argument, FileIds
 
@@ -30,7 +28,7 @@ from pytest_apps.plugin.nodeids import Argument, FileIds
 def comparable(report: dict) -> dict:
     """test_plugin's comparison, less the count of verdicts near the time limit: a measurement, which two
     runs of a program that loops until it is stopped need not agree on."""
-    out = plugin_comparable(report)
+    out = verdict_outline(report)
     out["summary"].pop("borderline", None)
     return out
 

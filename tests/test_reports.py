@@ -12,7 +12,6 @@ import pytest
 
 from conftest import REPO, read_report, run
 from pytest_apps.core.jsontext import write_laid_out
-from test_plugin import broken_project  # noqa: F401  (fixture)
 
 
 def documented_fields() -> set[str]:
@@ -30,7 +29,7 @@ def documented_fields() -> set[str]:
     return fields
 
 
-def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Pytester) -> None:  # noqa: F811
+def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Pytester) -> None:
     run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5")
     report = read_report(broken_project)
     documented = documented_fields()
@@ -53,7 +52,7 @@ def test_json_report_has_exactly_the_documented_fields(broken_project: pytest.Py
 
 
 def test_junit_has_a_case_per_test_with_the_kind_and_no_properties_unless_asked(
-    broken_project: pytest.Pytester,  # noqa: F811
+    broken_project: pytest.Pytester,
 ) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-only", "900001,900002,900006")
     run(broken_project, *base, "--junitxml", "plain.xml", "-n", "2")
@@ -74,7 +73,7 @@ def test_junit_has_a_case_per_test_with_the_kind_and_no_properties_unless_asked(
 
 
 @pytest.mark.parametrize("threshold, code", [("0", 0), ("16.6", 0), ("17", 1), ("100", 1)])
-def test_fail_under_gates_on_strict_accuracy(broken_project: pytest.Pytester, threshold, code) -> None:  # noqa: F811
+def test_fail_under_gates_on_strict_accuracy(broken_project: pytest.Pytester, threshold, code) -> None:
     # one of six problems passes: 16.67%
     result = run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5", "--apps-fail-under", threshold)
     assert result.ret == code
@@ -82,7 +81,7 @@ def test_fail_under_gates_on_strict_accuracy(broken_project: pytest.Pytester, th
 
 
 def test_fail_under_fails_a_run_whose_cases_all_passed_when_the_number_is_low(
-    broken_project: pytest.Pytester,  # noqa: F811
+    broken_project: pytest.Pytester,
 ) -> None:
     result = run(broken_project, "--apps-dataset", "sample", "--apps-only", "900006", "--apps-fail-under", "50",
                  "-k", "test_0")
@@ -90,7 +89,7 @@ def test_fail_under_fails_a_run_whose_cases_all_passed_when_the_number_is_low(
     assert result.ret == 1
 
 
-def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pytest.Pytester) -> None:  # noqa: F811
+def test_failing_case_input_is_written_for_debugging_by_hand(broken_project: pytest.Pytester) -> None:
     result = run(broken_project, "--apps-dataset", "sample", "--apps-only", "900001")
     result.stdout.fnmatch_lines(["input written to reports/cases/900001/0.in (expected output beside it)"])
     case = broken_project.path / "reports" / "cases" / "900001"
@@ -128,7 +127,7 @@ def test_every_option_help_renders(pytester: pytest.Pytester) -> None:
 
 
 def test_the_json_report_reads_back_as_json_dump_wrote_it_with_each_test_on_one_line(
-    broken_project: pytest.Pytester,  # noqa: F811
+    broken_project: pytest.Pytester,
 ) -> None:
     run(broken_project, "--apps-dataset", "sample", "--apps-timeout", "0.5")
     text = (broken_project.path / "reports/apps-report.json").read_text()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import UNUSED_PLUGINS
 
 from pytest_apps import Evaluator, load_problems
 from pytest_apps.api import problem_from_row
@@ -284,7 +285,7 @@ def test_rewards_match_the_plugin_on_real_rows_and_model_text(shared_data: Path,
     (pytester.path / "gen.jsonl").write_text("".join(json.dumps({"problem_id": p, "response": t}) + "\n"
                                                      for p, t in work))
     run = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-n", "2", "--apps-dataset", "rows.jsonl", "--apps-candidates", "gen.jsonl",
+        *UNUSED_PLUGINS, "-p", "no:cacheprovider", "-n", "2", "--apps-dataset", "rows.jsonl", "--apps-candidates", "gen.jsonl",
         "--apps-timeout", "2", "--apps-report", "report.json")
     assert run.ret in (0, 1), run.stdout.str()[-2000:]
     report = json.loads((pytester.path / "report.json").read_text())

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import read_report, run
+from conftest import UNUSED_PLUGINS, read_report, run
 from pytest_apps.dataset.loading import sample_path
 
 BROKEN = {
@@ -86,7 +86,7 @@ def test_concurrent_first_loads_of_one_dataset(sample_project: pytest.Pytester) 
     procs = [
         subprocess.Popen(
             [
-                sys.executable, "-m", "pytest", "-p", "no:benchmark", "-p", "no:cacheprovider", "-q",
+                sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q",
                 "--apps-dataset", str(data), "-p", "no:xdist", "--apps-report", f"reports/run{i}.json",
             ],
             cwd=sample_project.path,

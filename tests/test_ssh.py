@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 from sshserver import ALIAS, SshServer, Unavailable
-from test_checkers import permutation_project
 
-from conftest import descendants_of, junit_outcomes, read_report, run
+from conftest import UNUSED_PLUGINS, descendants_of, junit_outcomes, permutation_project, read_report, run
 
 # The real rows, minus 7 and 17, whose most common programs time out on a hundred tests (minutes of waiting
 # that show nothing more): 19 problems, every one of their 2,000 tests.
@@ -137,7 +136,7 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
     folder.mkdir()
     for solution in (Path(__file__).resolve().parent.parent / "solutions").glob("*.py"):
         (folder / solution.name).write_text("import time\ntime.sleep(1)\n" + solution.read_text())
-    args = [sys.executable, "-m", "pytest", "-p", "no:benchmark", "-p", "no:cacheprovider",
+    args = [sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider",
             "--apps-dataset", "sample", "--apps-limit", "6", "--apps-candidates", "slow",
             "--dist", "loadscope", "--tx", tx(sshd), "--max-worker-restart", "0",
             "--junitxml", "junit.xml", "-rA"]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from fakehub import FakeHub
-from test_loading import run_isolated
+from conftest import UNUSED_PLUGINS
+from fakehub import FakeHub, run_isolated
 
 from pytest_apps.core.outcome import MEMORY_LIMIT, PASS, RUN_COMPILE_ERROR, RUN_EXITED, WRONG_ANSWER, Outcome, Verdict
 from pytest_apps.dataset.loading import open_rows
@@ -284,7 +284,7 @@ def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
 def test_reference_run_on_real_taco_rows_end_to_end(pytester, shared_data):
     spj = shared_data / "taco" / "output_spj.jsonl"
     result = pytester.runpytest_subprocess(
-        "-p", "pytest_apps", "--apps", "--apps-dataset", str(shared_data / "taco" / "taco_test_rows.jsonl"),
+        *UNUSED_PLUGINS, "-p", "pytest_apps", "--apps", "--apps-dataset", str(shared_data / "taco" / "taco_test_rows.jsonl"),
         "--apps-candidates", "reference", "--apps-samples", "2", "--apps-max-tests", "3", "--apps-judge", "taco",
         "--apps-special-judge", str(spj), "--apps-limits", "row", "--apps-tag", "mathematics",
         "--apps-difficulty", "MEDIUM", "-n", "2", "-p", "no:cacheprovider",
