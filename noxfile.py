@@ -2,11 +2,13 @@
 
 - `tests-newest`: the whole suite with the newest releases of pytest, pytest-xdist, pytest-timeout and execnet
   (what `pip install pytest-apps` gives a new environment today).
-- `tests-oldest`: the lowest versions `pyproject.toml` accepts, on the tests that use pytest's, xdist's and
-  execnet's interfaces (the plugin's hooks and collection, xdist scheduling, report transport, remote and ssh
-  workers, the terminal statistics); the other tests never touch those packages.
+- `tests-oldest`: the lowest versions `pyproject.toml` accepts, on the tests marked `interfaces` (those that use
+  pytest's, xdist's and execnet's interfaces most directly: the plugin's hooks and collection, xdist scheduling,
+  report transport, remote and ssh workers, the terminal statistics), with the project alone (no extras).
 - `tests-pythons`: the newest releases on the other supported Pythons found on this machine, on the same
   tests as `tests-oldest`.
+
+Each pytest run prints its 25 slowest tests (`--durations`), to keep the suite's time in view.
 
 `.ci/run` runs `tests-newest` and `tests-oldest`. Each session has its own virtual environment under `.nox/`
 with the project installed editable there (never in the environment nox itself runs in). Arguments after
@@ -27,8 +29,9 @@ PYTHON = "3.11"
 # The floors in pyproject.toml (execnet, which pytest-xdist brings, at the release pytest-xdist 3.5 came out with).
 OLDEST = ["pytest==8.0.0", "pytest-xdist==3.5.0", "pytest-timeout==2.2.0", "execnet==2.0.2"]
 NEWEST = ["pytest", "pytest-xdist", "pytest-timeout", "execnet"]
-# The tests that exercise pytest's, xdist's and execnet's interfaces.
+# The modules holding the tests marked `interfaces` (their other tests are left out by the marker).
 INTERFACE_TESTS = [
+    "-m", "interfaces",
     "tests/test_plugin.py",
     "tests/test_remote.py",
     "tests/test_ssh.py",
@@ -42,15 +45,15 @@ VERSIONS = ("import importlib.metadata as m, sys; print('python', sys.version.sp
             "for n in ('pytest', 'pytest-xdist', 'pytest-timeout', 'execnet', 'pluggy')))")
 
 
-def install(session: nox.Session, *pins: str) -> None:
-    session.install("-e", ".[test]")
+def install(session: nox.Session, *pins: str, project: str = ".[test]") -> None:
+    session.install("-e", project)
     # --upgrade: a reused environment (or pip's "already satisfied") keeps older releases otherwise
     session.install("--upgrade", *pins)
     session.run("python", "-c", VERSIONS)
 
 
 def pytest(session: nox.Session, *tests: str) -> None:
-    session.run("python", "-m", "pytest", *(session.posargs or tests))
+    session.run("python", "-m", "pytest", "--durations=25", *(session.posargs or tests))
 
 
 @nox.session(name="tests-newest", python=PYTHON)
@@ -61,7 +64,7 @@ def tests_newest(session: nox.Session) -> None:
 
 @nox.session(name="tests-oldest", python=PYTHON)
 def tests_oldest(session: nox.Session) -> None:
-    install(session, *OLDEST)
+    install(session, *OLDEST, project=".")  # (the interface tests need none of the test extras)
     pytest(session, *INTERFACE_TESTS)
 
 

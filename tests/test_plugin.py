@@ -10,6 +10,7 @@ import pytest
 
 from conftest import BROKEN, junit_outcomes, read_report, run, verdict_outline
 
+@pytest.mark.interfaces
 def test_dormant_without_apps_options(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
     shutil.copytree(__import__("conftest").SOLUTIONS, pytester.path / "solutions")
@@ -19,6 +20,7 @@ def test_dormant_without_apps_options(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / "reports").exists()
 
 
+@pytest.mark.interfaces
 def test_sample_passes_and_collects_only_apps_items(sample_project: pytest.Pytester) -> None:
     sample_project.makepyfile(test_plain="def test_not_apps():\n    assert False\n")
     result = run(sample_project, "--apps-dataset", "sample")
@@ -32,6 +34,7 @@ def test_sample_passes_and_collects_only_apps_items(sample_project: pytest.Pytes
     assert all(t["step"] for p in report["problems"] for t in p["tests"])
 
 
+@pytest.mark.interfaces
 def test_serial_and_two_workers_give_identical_reports(broken_project: pytest.Pytester) -> None:
     args = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     serial = run(broken_project, *args, "-n", "0", "--apps-report", "reports/serial.json")
@@ -95,6 +98,7 @@ def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
     assert run_section["executed"] == 1 and run_section["carried"] == 22 and len(run_section["rerun"]) == 1
 
 
+@pytest.mark.interfaces
 def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest.Pytester) -> None:
     result = run(broken_project, "--apps-dataset", "sample", "solutions/900001.py::test_2", "-v")
     result.assert_outcomes(failed=1)
@@ -107,6 +111,7 @@ def test_rerun_one_case_by_node_id_runs_exactly_that_item(broken_project: pytest
     assert "900006" in report["summary"]["incomplete_problems"]
 
 
+@pytest.mark.interfaces
 def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     result = run(broken_project, *base, "-k", "900006")
@@ -127,6 +132,7 @@ def test_k_x_lf_and_junitxml(broken_project: pytest.Pytester) -> None:
     assert outcomes["failed"] == 19 and "passed" not in outcomes  # only the failures ran again
 
 
+@pytest.mark.interfaces
 def test_all_cases_of_a_problem_run_on_one_worker_without_stealing(sample_project: pytest.Pytester) -> None:
     # (with stealing, the default, a worker that runs dry may take a candidate's last cases: test_balance.py)
     result = run(sample_project, "--apps-dataset", "sample", "-n", "2", "-v", "--apps-work-stealing", "off")
@@ -147,28 +153,21 @@ def test_missing_dataset_file_is_one_clear_line(sample_project: pytest.Pytester)
     assert len(errors) == 1 and "rows.jsonl" in errors[0]
 
 
-@pytest.mark.parametrize(
-    "args, needle",
-    [
-        (("--apps-limit", "x"), "--apps-limit"),
-        (("--apps-difficulty", "expert"), "unknown tier 'expert'"),
-        (("--apps-timeout", "0"), "--apps-timeout"),
-        (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
-        (("--apps-work-stealing", "yes"), "--apps-work-stealing: unknown mode 'yes'; use on or off"),
-    ],
-)
-def test_bad_options_are_one_clear_line(sample_project: pytest.Pytester, args, needle) -> None:
-    result = run(sample_project, "--apps-dataset", "sample", *args)
+@pytest.mark.interfaces
+def test_a_bad_option_is_a_usage_error_in_one_line(sample_project: pytest.Pytester) -> None:
+    """(Each option's checks and messages: test_settings.py.)"""
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-work-stealing", "yes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert needle in result.stderr.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert errors == ["ERROR: --apps-work-stealing: unknown mode 'yes'; use on or off"]
 
 
 def test_ini_options_apply_and_command_line_wins(sample_project: pytest.Pytester) -> None:
+    """(The order of command line, ini and defaults for every option: test_settings.py.)"""
     sample_project.makeini("[pytest]\napps = true\napps_dataset = sample\napps_limit = 2\n")
-    result = run(sample_project)
-    result.assert_outcomes(passed=9)
-    result = run(sample_project, "--apps-limit", "1")
-    result.assert_outcomes(passed=5)
+    result = run(sample_project, "--apps-offset=1")
+    result.assert_outcomes(passed=9)  # problems 2 and 3: the ini's limit from the command line's offset
+    assert [p["id"] for p in read_report(sample_project)["problems"]] == ["900002", "900003"]
 
 
 def test_selection_options(sample_project: pytest.Pytester) -> None:
@@ -220,6 +219,7 @@ def test_skipped_rows_are_counted_and_mismatched_rows_score_zero(sample_project:
     assert "split train" not in result.stdout.str()
 
 
+@pytest.mark.interfaces
 def test_candidate_named_on_the_command_line_is_never_imported_by_pytest(sample_project: pytest.Pytester) -> None:
     marker = sample_project.path / "ran-inside-pytest"
     (sample_project.path / "solutions" / "900001.py").write_text(
@@ -234,6 +234,7 @@ def test_candidate_named_on_the_command_line_is_never_imported_by_pytest(sample_
         result.assert_outcomes(passed=1 if "::" in "".join(args) else 5)
 
 
+@pytest.mark.interfaces
 def test_fail_fast_keeps_verdicts_and_skips_the_rest_with_a_reason(broken_project: pytest.Pytester) -> None:
     base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
     full = run(broken_project, *base, "--apps-report", "reports/full.json")

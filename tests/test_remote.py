@@ -39,6 +39,7 @@ def remote_tx(tmp_path_factory: pytest.TempPathFactory, workers: int = 2) -> str
 
 # -- node ids, as pytest gives them ---------------------------------------------------------------------------
 
+@pytest.mark.interfaces
 def test_file_ids_follow_pytests_rules(tmp_path: Path) -> None:
     root, elsewhere = tmp_path / "project", tmp_path / "gens"
     inside = nodeids.file_ids(str(root / "solutions" / "7.py"), root, root, [root / "solutions"])
@@ -51,6 +52,7 @@ def test_file_ids_follow_pytests_rules(tmp_path: Path) -> None:
     assert nodeids.file_ids(str(elsewhere / "g.jsonl"), root, root, [root]) is None
 
 
+@pytest.mark.interfaces
 def test_selection_and_order_of_files(tmp_path: Path) -> None:
     files = [str(tmp_path / p) for p in ("s/b.py", "s/a/z.py", "s/a.py", "t.jsonl")]
     args = nodeids.arguments(["s", "t.jsonl::7::sample_1"], tmp_path)
@@ -66,6 +68,7 @@ def test_selection_and_order_of_files(tmp_path: Path) -> None:
 
 # -- what pytest-apps relies on in pytest-xdist ---------------------------------------------------------------
 
+@pytest.mark.interfaces
 def test_names_after_the_candidates_folder_are_taken_off_and_narrow_the_collection(tmp_path: Path) -> None:
     """pytest refuses `folder::names`; a no-code item's node id starts with the candidates' folder."""
     folder = tmp_path / "solutions"
@@ -79,6 +82,7 @@ def test_names_after_the_candidates_folder_are_taken_off_and_narrow_the_collecti
     assert nodeids.folder_arguments(["solutions/3.py::test_1"], str(folder), tmp_path) == (["solutions/3.py::test_1"], [])
 
 
+@pytest.mark.interfaces
 def test_xdist_passes_tokens_through_the_identity_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """xdist rewrites the command line for remote gateways with make_reltoroot(roots, args); with
     identity_roots every token that is an existing path comes back unchanged (a bare name gains "/.")."""
@@ -97,6 +101,7 @@ def test_xdist_passes_tokens_through_the_identity_roots(tmp_path: Path, monkeypa
         workermanage.make_reltoroot([], tokens)  # what xdist does without them
 
 
+@pytest.mark.interfaces
 def test_the_xdist_internals_used_are_there() -> None:
     """gateways.py's docstring names what it uses; an xdist release that changes it fails here first."""
     assert "pytest_xdist_setupnodes" in workermanage.NodeManager.setup_nodes.__code__.co_names
@@ -188,6 +193,7 @@ def test_a_remote_store_fetches_a_problems_data_once_and_errors_are_harness_erro
         feeder.answer(("case_files", [["../x", "1"]]))
 
 
+@pytest.mark.interfaces
 def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() -> None:
     """A worker that stopped waiting (pytest-timeout's signal) may find that late answer queued first."""
     from pytest_apps.dataset.problems import Problem
@@ -228,6 +234,7 @@ def test_workers_that_cannot_see_the_files_report_what_local_workers_report(
     remote.stdout.fnmatch_lines(["*input written to reports/cases/900001/0.in*"])
 
 
+@pytest.mark.interfaces
 @pytest.mark.parametrize("selection", [
     ("solutions/900001.py::test_2", "solutions/900006.py"),
     ("-k", "900002 or solutions and 900003"),
@@ -248,6 +255,7 @@ def test_the_command_lines_selection_is_the_same_on_remote_workers(
     assert comparable(b) == comparable(a)
 
 
+@pytest.mark.interfaces
 def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
     broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
 ) -> None:
@@ -274,6 +282,7 @@ class NodeIdLike:
         return hash(self.text)
 
 
+@pytest.mark.interfaces
 def test_the_last_failures_reach_remote_workers_as_plain_text() -> None:
     """execnet serialises only plain data: the controller's last failures go as node id text."""
     failures = {NodeIdLike("solutions/900001.py::test_0"): True, "solutions/900002.py::test_1": True}
@@ -285,6 +294,7 @@ def test_the_last_failures_reach_remote_workers_as_plain_text() -> None:
     assert execnet.loads(execnet.dumps(options)) == options
 
 
+@pytest.mark.interfaces
 def test_a_remote_worker_keys_the_last_failures_as_its_pytest_reads_them(pytester: pytest.Pytester) -> None:
     nodeid = "solutions/900001.py::test_0"
     pytester.makeini("[pytest]\n")
@@ -320,6 +330,7 @@ def test_local_and_remote_workers_together_with_candidates_outside_the_rootdir(
     assert [p["first_failure"] for p in b["problems"]] == [p["first_failure"] for p in a["problems"]]
 
 
+@pytest.mark.interfaces
 def test_a_worker_lost_before_its_first_case_fails_the_run(sample_project: pytest.Pytester):
     """xdist with restarts off stops the run when a worker dies; one that dies before running anything leaves
     no crashed test to fail, so pytest alone would exit 0 with nothing run. The cases that never ran make
@@ -346,6 +357,7 @@ def test_a_worker_lost_before_its_first_case_fails_the_run(sample_project: pytes
     result.stdout.fnmatch_lines([f"*{report['cases_not_run']} selected cases never ran because a worker was lost*"])
 
 
+@pytest.mark.interfaces
 def test_a_worker_replaced_after_a_crash_finishes_the_run(sample_project: pytest.Pytester):
     """With xdist's restarts on, the lost worker's cases run on its replacement: nothing is missing, and the
     exit status is pytest's (0 when everything passed)."""

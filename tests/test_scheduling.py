@@ -18,6 +18,8 @@ from xdist.scheduler import LoadScopeScheduling
 
 from pytest_apps.plugin.scheduling import ProblemScheduling, steal_plan
 
+pytestmark = pytest.mark.interfaces  # (noxfile.py runs these against the oldest releases too)
+
 SHUTDOWN = object()
 
 

@@ -86,7 +86,7 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     (pytester.path / "rows.jsonl").write_bytes((shared_data / "apps_test_rows.jsonl").read_bytes())
     (pytester.path / "cands.jsonl").write_bytes((shared_data / "candidates.jsonl").read_bytes())
     base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands.jsonl", "--apps-only", REAL_IDS,
-            "--apps-select", "most-common", "--apps-max-tests", "0", "--apps-timeout", "1"]
+            "--apps-select", "most-common", "--apps-max-tests", "12", "--apps-timeout", "1"]
     run(pytester, *base, "-n", "2", "--apps-report", "reports/local.json", "--junitxml", "local.xml")
     local_cases = {p: p.read_bytes() for p in (pytester.path / "reports" / "cases").rglob("*") if p.is_file()}
     assert local_cases
@@ -100,7 +100,7 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     assert sshd.log().count("Accepted publickey") >= 2  # the workers did log in over ssh
 
     local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
-    assert over_ssh["summary"]["tests_run"] == over_ssh["summary"]["tests_total"] > 1900  # every test ran
+    assert over_ssh["summary"]["tests_run"] == over_ssh["summary"]["tests_total"] > 200  # every test ran
     assert "workers_down" not in over_ssh
     assert comparable(over_ssh) == comparable(local)
     # the same node ids and outcomes, test by test, as pytest reports them
@@ -113,6 +113,7 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     assert remote_entries(sshd) == before
 
 
+@pytest.mark.interfaces
 def test_the_controllers_checker_folder_reaches_the_ssh_workers(sshd: SshServer, pytester: pytest.Pytester) -> None:
     """A checker folder under the controller's /tmp, which the test host cannot see: its checker still decides
     the problem's tests there, and its copy is gone when the workers end."""
@@ -129,6 +130,7 @@ def test_the_controllers_checker_folder_reaches_the_ssh_workers(sshd: SshServer,
     assert remote_entries(sshd) == before
 
 
+@pytest.mark.interfaces
 def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytester: pytest.Pytester) -> None:
     """Kill one remote worker while it runs cases, with xdist's restarts off: what it had not finished is
     reported as not run (its problems incomplete) and the report names it; nothing that did not run passes."""

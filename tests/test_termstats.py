@@ -9,6 +9,8 @@ from conftest import run
 
 from pytest_apps.plugin.termstats import forget_on_worker, forget_quiet_phase
 
+pytestmark = pytest.mark.interfaces  # (noxfile.py runs these against the oldest releases too)
+
 
 def report(when: str = "teardown", outcome: str = "passed", sections=(), location=None) -> pytest.TestReport:
     return pytest.TestReport(nodeid="solutions/7.py::test_3",

@@ -8,6 +8,8 @@ from _pytest import reports
 
 from pytest_apps.plugin.transport import PACKED, pack, unpack
 
+pytestmark = pytest.mark.interfaces  # (noxfile.py runs these against the oldest releases too)
+
 
 def case_report(**over) -> pytest.TestReport:
     fields = dict(nodeid="solutions/7.py::test_3", location=("solutions/7.py", 0, "APPS problem 7 test 3"),

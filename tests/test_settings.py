@@ -1,0 +1,64 @@
+"""Option resolution as a plain function: the command line over the ini file over the defaults, and each bad
+value refused in one line that names the option (or the ini key) and what to give. The plugin's side (a usage
+error, exit status 4, the line on stderr) is one end-to-end test in test_plugin.py."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import pytest
+
+from pytest_apps.core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve
+
+
+def settings(*args: str, ini: dict[str, Any] | None = None) -> Settings:
+    """The settings of a command line (and ini values), resolved as the plugin resolves pytest's."""
+    parser = argparse.ArgumentParser()
+    for opt in OPTIONS:
+        parser.add_argument(opt.flag, **argparse_kwargs(opt))
+    namespace = parser.parse_args(list(args))
+    ini = ini or {}
+    return resolve(lambda dest: getattr(namespace, dest), lambda dest: ini.get(dest), "/project")
+
+
+def refusal(*args: str, ini: dict[str, Any] | None = None) -> str:
+    with pytest.raises(OptionError) as caught:
+        settings(*args, ini=ini)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def test_defaults_then_the_ini_then_the_command_line() -> None:
+    assert settings().limit is None and settings().timeout == 4.0
+    assert settings(ini={"apps_limit": "2"}).limit == 2
+    assert settings("--apps-limit=1", ini={"apps_limit": "2"}).limit == 1
+    assert settings("--apps-dataset=sample", ini={"apps_dataset": "rows.jsonl"}).dataset == "sample"
+    assert settings(ini={"apps_dataset": "rows.jsonl"}).dataset == "rows.jsonl"
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--apps-limit", "x"), "--apps-limit: 'x' is not a valid int"),
+    (("--apps-limit", "-1"), "--apps-limit: -1 is negative; give 0 or more problems"),
+    (("--apps-offset", "-2"), "--apps-offset: -2 is negative; give 0 or more"),
+    (("--apps-difficulty", "expert"), "--apps-difficulty: unknown tier 'expert'; use one of introductory"),
+    (("--apps-timeout", "0"), "--apps-timeout: 0.0 must be more than 0 seconds"),
+    (("--apps-timeout-scale", "0"), "--apps-timeout-scale: 0.0 must be more than 0 (1 keeps the limits)"),
+    (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
+    (("--apps-work-stealing", "yes"), "--apps-work-stealing: unknown mode 'yes'; use on or off"),
+    (("--apps-select", "best"), "--apps-select: unknown mode 'best'; use all or most-common"),
+    (("--apps-samples", "0"), "--apps-samples: 0; give 1 or more"),
+    (("--apps-fail-under", "101"), "--apps-fail-under: 101.0 is not a percentage from 0 to 100"),
+    (("--apps-fail-on-regression",), "--apps-fail-on-regression: give --apps-baseline=PATH"),
+    (("--apps-agent", "no_colon"), "--apps-agent: 'no_colon' is not module:callable"),
+    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps or taco"),
+    (("--apps-memory", "lots"), "--apps-memory: 'lots' is not a size; give bytes or a size such as 512M"),
+], ids=lambda value: value[0] if isinstance(value, tuple) else None)
+def test_a_bad_value_is_one_line_naming_the_option_and_what_to_give(args: tuple[str, ...], says: str) -> None:
+    assert refusal(*args).startswith(says)
+
+
+def test_a_bad_ini_value_names_the_ini_key() -> None:
+    assert refusal(ini={"apps_limit": "many"}).startswith("ini option apps_limit: 'many' is not a valid int")
+    assert settings("--apps-limit=3", ini={"apps_limit": "many"}).limit == 3  # the command line wins unread
