@@ -100,7 +100,7 @@ def test_ssh_workers_sharing_nothing_report_what_local_workers_report(
     assert sshd.log().count("Accepted publickey") >= 2  # the workers did log in over ssh
 
     local, over_ssh = read_report(pytester, "reports/local.json"), read_report(pytester, "reports/ssh.json")
-    assert over_ssh["summary"]["tests_run"] == over_ssh["summary"]["tests_total"] > 200  # every test ran
+    assert over_ssh["summary"]["tests_run"] == over_ssh["summary"]["tests_total"] > 150  # every test ran
     assert "workers_down" not in over_ssh
     assert comparable(over_ssh) == comparable(local)
     # the same node ids and outcomes, test by test, as pytest reports them
