@@ -190,8 +190,8 @@ class CaseItem(pytest.Item):
             # reported at the item, not at this line, so `-rs` names the skipped case
             raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
         try:
-            cases = state.store.get(self.problem)
-            candidate = state.store.program(self.problem, self.candidate)
+            cases = state.test_data.get(self.problem)
+            candidate = state.test_data.program(self.problem, self.candidate)
             self.result = run_case(state.executor, self.problem, candidate, cases, self.index, state.judging)
         except HarnessError as exc:
             self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
@@ -207,7 +207,7 @@ class CaseItem(pytest.Item):
             state.failed_at.setdefault(self.key, self.nodeid)
             case_file = None
             if self.result.outcome is not None:
-                case_file = state.store.write_case_files(state.cases_folder, self.problem, self.index, self.result)
+                case_file = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)
                 case_file = Path(os.path.relpath(case_file, state.started_in))
             title = case_title(self.problem.id, self.index, self.candidate.label)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])

@@ -194,8 +194,8 @@ def implemented(config: pytest.Config, name: str) -> Any:
 def remote_state(config: pytest.Config, workerinput: dict[str, Any]) -> RunState:
     """A worker that cannot see the controller's files: the plan, the settings it was made with (not this
     machine's command line, ini file or environment), and the controller as the source of the test data."""
-    plan, settings, files, store = worker_setup(config, workerinput)
-    state = RunState(settings, plan, owns_plan=False, store=store)
+    plan, settings, files, test_data = worker_setup(config, workerinput)
+    state = RunState(settings, plan, owns_plan=False, test_data=test_data)
     if settings.checkers != plan.settings.get("checkers"):
         state.temporary.append(settings.checkers)  # the copy of the controller's checker folder
     state.remote_files = files

@@ -1,4 +1,4 @@
-"""What one pytest process holds for the run: settings, the plan, the case store and its executor."""
+"""What one pytest process holds for the run: settings, the plan, its test data and its executor."""
 
 from __future__ import annotations
 
@@ -15,19 +15,20 @@ from ..executor import APPS_STYLE_PRELOAD, Executor, Limits, Slot
 from ..judge.checkers import Checkers
 from ..judge.profiles import APPS, TACO, Judging
 from ..judge.special import SpecialJudges
-from .plan import CaseStore, Plan
+from .plan import Plan, PlanTestData, ProblemTestData
 
 STATE_KEY = pytest.StashKey["RunState"]()
 BACKSTOP_MARGIN = 30.0  # seconds above the case limit before pytest-timeout steps in
 
 
 class RunState:
-    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool, store: Any = None) -> None:
+    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool,
+                 test_data: ProblemTestData | None = None) -> None:
         self.settings = settings
         self.plan = plan
         self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
-        # where a problem's test data comes from: the plan's files, or the controller (remote.RemoteStore)
-        self.store = store if store is not None else CaseStore(plan)
+        # where a problem's test data comes from: the plan's files, or the controller (remote.ControllerTestData)
+        self.test_data = test_data if test_data is not None else PlanTestData(plan)
         self._executor: Executor | None = None
         self.cpu: int | None = None  # the CPU this process's executor is kept on (see cpus.py)
         self.slot: Slot | None = None  # this worker's execution slot in the run's pool (see executor/slots.py)
