@@ -24,12 +24,12 @@ from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
 from ..executor.slots import Slot, remove_pool
-from ..report.baseline_text import baseline_lines, newly_failing_lines
+from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.received import CaseRecords
 from ..report.rollup import Summary
 from . import gateways, nodeids, transport
-from .baseline import BASELINE_KEY, check_baseline, read_baseline
+from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
 from .early import correct_setup

@@ -16,7 +16,7 @@ from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
-from ..report.baseline import Comparison, compare
+from ..report.comparison import Comparison, compare
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
 from ..report.terminal import judging_lines, row_lines, summary_lines
