@@ -26,7 +26,7 @@ from ..core.outcome import NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
-from ..engine.failtext import case_title, failure_text
+from ..engine.failtext import case_failure_text, case_title
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
 from .nodeids import wanted
@@ -211,7 +211,7 @@ class CaseItem(pytest.Item):
                 case_file = Path(os.path.relpath(case_file, state.started_in))
             title = case_title(self.problem.id, self.index, self.candidate.label)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
-            raise CaseFailed(failure_text(self.result, title, rerun, case_file))
+            raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
     def teardown(self) -> None:
         self.result = None
