@@ -185,7 +185,7 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         state = RunState.of(self.config)
-        failed_at = state.failed_at.get(self.key)
+        failed_at = state.first_failure(self.key)
         if failed_at and state.settings.fail_fast and self.nodeid not in state.explicit:
             # reported at the item, not at this line, so `-rs` names the skipped case
             raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
@@ -204,7 +204,7 @@ class CaseItem(pytest.Item):
                                  self.rerun_id() if failed else ""))
         if failed:
             state = RunState.of(self.config)
-            state.failed_at.setdefault(self.key, self.nodeid)
+            state.note_failure(self.key, self.nodeid)
             case_file = None
             if self.result.outcome is not None:
                 case_file = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)

@@ -23,7 +23,7 @@ from ..dataset.problems import Problem, case_order
 from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, file_digest
 from . import nodeids
 from .plan import PlanTestData
-from .state import RunState
+from .state import ControllerState, RunState
 from .transport import LOCATION_PREFIX
 
 HARNESS_ERROR = "harness_error"  # a fault of the harness is no function of the key: never kept
@@ -108,7 +108,7 @@ def restamped(record: CaseRecord, case: PlannedCase) -> CaseRecord:
 class Ledger:
     """The run's record store on the controller."""
 
-    def __init__(self, state: RunState, rootdir: Path, invocation_dir: Path, args: Iterable[str]) -> None:
+    def __init__(self, state: ControllerState, rootdir: Path, invocation_dir: Path, args: Iterable[str]) -> None:
         s = state.settings
         self.folder = s.records_path
         self.resume = s.resume

@@ -172,9 +172,11 @@ def lastfailed_keyed(lastfailed: dict[str, bool]) -> dict[Any, bool]:
     return {NodeId.parse(nodeid): value for nodeid, value in lastfailed.items()}
 
 
-def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], ControllerTestData]:
+def worker_setup(config: Any,
+                 workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], ControllerTestData]:
     """A remote worker's plan, settings (the controller's, with its checker folder copied here), candidate
-    files and test data (from the controller), with the controller's selecting options (and last failures) put in place of its own."""
+    files and test data (from the controller), with the controller's selecting options (and last failures)
+    put in place of its own."""
     plan, files, checkers = read_plan_text(workerinput[REMOTE_KEY])
     settings = Settings.from_dict(plan.settings)
     if checkers is not None:
