@@ -30,7 +30,7 @@ from pathlib import Path
 
 from pytest_apps import Evaluator, load_problems
 from pytest_apps.api import _STORE
-from pytest_apps.dataset.problems import CALL, call_args, stdin_text
+from pytest_apps.dataset.problems import CALL, parse_call_args, stdin_text
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.dataset.loading import sample_path
 
@@ -98,7 +98,7 @@ def run_executor(rows: Path, sols: Path) -> float:
             for raw in cases.inputs[: p.n_cases]:
                 if p.fmt == CALL:
                     assert p.fn_name is not None
-                    ex.run_call(program, p.fn_name, call_args(raw))
+                    ex.run_call(program, p.fn_name, parse_call_args(raw))
                 else:
                     ex.run_stdin(program, stdin_text(raw))
         return time.perf_counter() - t0

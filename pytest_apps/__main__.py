@@ -46,8 +46,8 @@ def diff(args: argparse.Namespace) -> int:
     problem that passed in OLD and does not pass in NEW, 2 for a file that cannot be used."""
     import json
 
-    from .report.baseline import BaselineError, compare, load_report
-    from .report.baseline_text import baseline_lines, newly_failing_lines
+    from .report.comparison import BaselineError, compare, load_report
+    from .report.comparison_text import baseline_lines, newly_failing_lines
     from .report.gates import regression_verdict
 
     try:

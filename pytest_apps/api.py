@@ -78,10 +78,10 @@ class ProblemList(list[Problem]):
         self.settings: dict[str, Any] = dict(settings or {})
 
 
-class _CaseStore:
+class _MemoryTestData:
     """Each loaded problem's test data, found from the `Problem` object itself (by identity).
 
-    The plugin's items get their cases from `plan.CaseStore` (a file per problem in the plan folder);
+    The plugin's items get their cases from `plan.PlanTestData` (a file per problem in the plan folder);
     here they stay in memory for as long as the `Problem` object lives, since an optimizer scores the
     same problems again and again. `Problem` is frozen plain data shared with the plugin, so the data
     is kept beside it rather than on it; an entry goes when its problem is garbage-collected.
@@ -118,7 +118,7 @@ class _CaseStore:
             ) from None
 
 
-_STORE = _CaseStore()
+_TEST_DATA = _MemoryTestData()
 
 
 def load_problems(
@@ -158,7 +158,7 @@ def load_problems(
         cases = parsed.cases.get(problem.id)
         if cases is None:  # from the cached problem index: its file holds every test
             cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
-        _STORE.put(problem, cases)
+        _TEST_DATA.put(problem, cases)
     return ProblemList(
         parsed.problems,
         source=loaded.source_dict(),
@@ -193,7 +193,7 @@ def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -
         raise DatasetError(f"row {parsed.index} (problem {parsed.problem_id}): {parsed.reason}; give it an "
                            "input_output with equal-length inputs and outputs lists")
     problem, cases = parsed
-    _STORE.put(problem, cases)
+    _TEST_DATA.put(problem, cases)
     return problem
 
 
@@ -444,7 +444,7 @@ class Evaluator:
         if program is not None and not isinstance(program, str):
             raise TypeError(f"problem {problem.id}: the program must be str or None, not {type(program).__name__}")
         if program is not None and not problem.broken:
-            _STORE.get(problem)  # fail before anything runs
+            _TEST_DATA.get(problem)  # fail before anything runs
 
     def _score_on_any(self, problem: Problem, program: str | None, name: str | None, fail_fast: bool,
                       stop: Any = None) -> ProblemResult | None:
@@ -473,7 +473,7 @@ class Evaluator:
         candidate = Candidate(problem.id, name or DEFAULT_NAME, program, origin="api")
         records: list[CaseRecord] | None = []
         if not shown.broken:
-            records = run_problem(executor, shown, candidate, _STORE.get(problem), self.judging, fail_fast, stop)
+            records = run_problem(executor, shown, candidate, _TEST_DATA.get(problem), self.judging, fail_fast, stop)
         return None if records is None else single_result(shown, candidate, records)
 
     def _score_on_cluster(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
@@ -493,7 +493,7 @@ class Evaluator:
             if shown.broken:
                 results[i] = single_result(shown, candidate, [])
                 continue
-            remote.append(Work(shown, candidate, _STORE.serial(problem), _STORE.get(problem)))
+            remote.append(Work(shown, candidate, _TEST_DATA.serial(problem), _TEST_DATA.get(problem)))
             where.append(i)
         for i, w, records in zip(where, remote, self.cluster.run(remote, fail_fast, deadline)):
             results[i] = None if records is None else single_result(w.problem, w.candidate, records)

@@ -95,9 +95,9 @@ def test_input_and_expected_are_read_as_the_original_reads_them():
     assert apps.input_text(["1", "2"]) == "1\n2"  # joined, no newline added at the end
     assert apps.input_text("3\n") == "3\n"
     assert apps.input_text([1, 2]) is None and apps.input_text(5) is None
-    assert apps.call_args([{"1": 2}, 5]) == [{1: 2}]  # a dict first argument becomes the only one, int keys
-    assert apps.call_args([{"a": 2}, 5]) == [{"a": 2}, 5]
-    assert apps.call_args("ab") == ["a", "b"] and apps.call_args(7) is None
+    assert apps.original_call_args([{"1": 2}, 5]) == [{1: 2}]  # a dict first argument becomes the only one, int keys
+    assert apps.original_call_args([{"a": 2}, 5]) == [{"a": 2}, 5]
+    assert apps.original_call_args("ab") == ["a", "b"] and apps.original_call_args(7) is None
     assert apps.call_expected([{"1": "a"}]) == [{1: "a"}]
     assert apps.call_expected({"2": 3}) == [{2: 3}]
     assert apps.call_expected([{"x": 1}]) == [{"x": 1}]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_apps.report.baseline import BaselineError, compare, facts, load_report
-from pytest_apps.report.baseline_text import baseline_lines, newly_failing_lines
+from pytest_apps.report.comparison import BaselineError, compare, facts, load_report
+from pytest_apps.report.comparison_text import baseline_lines, newly_failing_lines
 from pytest_apps.report.gates import Gate, passed, regression_verdict
 from pytest_apps.report.html import render_html
 from pytest_apps.report.markdown import markdown_text, write_markdown

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from pytest_apps.dataset.problems import (
-    CALL, STDIN, Selection, SkippedRow, call_args, parse_only, parse_row, select, stdin_text,
+    CALL, STDIN, Selection, SkippedRow, parse_call_args, parse_only, parse_row, select, stdin_text,
 )
 
 
@@ -162,7 +162,7 @@ def test_parse_only_splits_commas_and_repeats():
     ],
 )
 def test_call_args(raw, args):
-    assert call_args(raw) == args
+    assert parse_call_args(raw) == args
 
 
 def test_stdin_text_joins_lists():

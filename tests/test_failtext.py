@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_apps.core.outcome import Outcome
-from pytest_apps.engine.failtext import case_title, difference_view, failure_detail, failure_text
+from pytest_apps.engine.failtext import case_failure_text, case_title, difference_view, failure_detail
 from pytest_apps.engine.result import CaseResult
 from pytest_apps.judge.seed import CUT_CHARS, CUT_LINES
 from pytest_apps.judge.profiles import APPS, SEED, decide
@@ -37,7 +37,7 @@ def _section(text, name):
 def test_the_first_difference_on_line_20_of_31_is_in_view_on_both_sides(profile):
     got = list(EXPECTED_LINES)
     got[19] = "20 13"  # expected "20 12"
-    text = failure_text(_result(EXPECTED_LINES, got, profile), case_title("15", 1, "sample_1"), "pytest x")
+    text = case_failure_text(_result(EXPECTED_LINES, got, profile), case_title("15", 1, "sample_1"), "pytest x")
     assert text.startswith("APPS problem 15 sample_1 test 1: wrong answer (line 20: expected '20 12', got '20 13')")
     expected, shown = _section(text, "expected ("), _section(text, "got (")
     assert expected[0] == "expected (lines 17-24 of 31):" and shown[0] == "got (lines 17-24 of 31):"
@@ -50,7 +50,7 @@ def test_the_first_difference_on_line_20_of_31_is_in_view_on_both_sides(profile)
 
 def test_missing_trailing_lines_show_where_got_ends_and_a_diff_of_what_is_missing():
     got = EXPECTED_LINES[:28]
-    text = failure_text(_result(EXPECTED_LINES, got), case_title("15", 0), "pytest x")
+    text = case_failure_text(_result(EXPECTED_LINES, got), case_title("15", 0), "pytest x")
     assert text.startswith("APPS problem 15 test 0: wrong answer (got fewer lines: 28 instead of 31")
     expected, shown = _section(text, "expected ("), _section(text, "got (")
     assert "    > 29 | 29 65" in expected and expected[0] == "expected (lines 24-31 of 31):"
@@ -83,7 +83,7 @@ def test_a_shifted_output_gets_a_compact_diff_naming_the_one_missing_line():
 def test_single_line_outputs_keep_the_plain_excerpts():
     outcome = Outcome("exited", exit_code=0, stdout="41\n")
     verdict = decide(SEED, "stdin", "42\n", outcome)
-    text = failure_text(CaseResult(verdict, outcome, "1\n", "42\n"), case_title("7", 3), "pytest x")
+    text = case_failure_text(CaseResult(verdict, outcome, "1\n", "42\n"), case_title("7", 3), "pytest x")
     assert "expected:\n    42" in text and "got:\n    41" in text and "diff" not in text
     assert difference_view("42\n", "41\n") is None
 

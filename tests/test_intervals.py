@@ -10,8 +10,8 @@ import pytest
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.dataset.problems import Problem
-from pytest_apps.report.baseline import compare
-from pytest_apps.report.baseline_text import baseline_lines
+from pytest_apps.report.comparison import compare
+from pytest_apps.report.comparison_text import baseline_lines
 from pytest_apps.report.confidence import Unit, interval_figures
 from pytest_apps.report.html import render_html
 from pytest_apps.report.markdown import markdown_text

@@ -143,12 +143,12 @@ def test_the_report_claims_only_the_isolation_every_machine_had() -> None:
 # -- the data channel, over a real execnet gateway ------------------------------------------------------------
 
 WORKER_SIDE = """
-from pytest_apps.plugin.remote import RemoteStore
+from pytest_apps.plugin.remote import ControllerTestData
 from pytest_apps.dataset.problems import Problem
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.core.errors import HarnessError
 data, problems = channel.receive()
-store = RemoteStore(data, timeout=30)
+store = ControllerTestData(data, timeout=30)
 for fields in problems:
     problem = Problem.from_dict(fields)
     try:
@@ -197,7 +197,7 @@ def test_a_remote_store_fetches_a_problems_data_once_and_errors_are_harness_erro
 def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() -> None:
     """A worker that stopped waiting (pytest-timeout's signal) may find that late answer queued first."""
     from pytest_apps.dataset.problems import Problem
-    from pytest_apps.plugin.remote import RemoteStore
+    from pytest_apps.plugin.remote import ControllerTestData
 
     class Channel:  # the controller's side, answering late
         def __init__(self) -> None:
@@ -210,7 +210,7 @@ def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() ->
         def receive(self, timeout: float) -> tuple:
             return self.queue.pop(0)
 
-    store = RemoteStore(Channel())
+    store = ControllerTestData(Channel())
     assert store.get(Problem("9", 0, "interview", "stdin", None, n_cases=1, n_cases_total=1)).inputs == ["9"]
 
 

@@ -193,7 +193,8 @@ def write_generation(folder: Path, pid: str, texts: Sequence[str]) -> None:
     os.replace(staging, sub)
 
 
-def failure_text(why: str) -> str:
+def failed_generation_text(why: str) -> str:
+    """What a generation that failed is written as, in place of the model's text: the mark and why."""
     return f"{FAILED_MARK}\ngeneration failed: {why}\n"
 
 
@@ -203,8 +204,8 @@ def _as_texts(answer: Any) -> list[str]:
     if isinstance(answer, (list, tuple)) and answer and all(isinstance(a, str) for a in answer):
         return list(answer)
     if isinstance(answer, (list, tuple)) and not answer:
-        return [failure_text("the agent returned an empty list")]
-    return [failure_text(f"the agent returned a {type(answer).__name__}, not text or a list of texts")]
+        return [failed_generation_text("the agent returned an empty list")]
+    return [failed_generation_text(f"the agent returned a {type(answer).__name__}, not text or a list of texts")]
 
 
 def _call_bounded(agent: Agent, problem: AgentProblem, timeout: float) -> list[str]:
@@ -222,10 +223,10 @@ def _call_bounded(agent: Agent, problem: AgentProblem, timeout: float) -> list[s
     thread.start()
     thread.join(timeout)
     if thread.is_alive():
-        return [failure_text(f"timed out after {timeout:g} s")]
+        return [failed_generation_text(f"timed out after {timeout:g} s")]
     if "error" in box:
         exc = box["error"]
-        return [failure_text(f"{type(exc).__name__}: {exc}".strip())]
+        return [failed_generation_text(f"{type(exc).__name__}: {exc}".strip())]
     return _as_texts(box.get("answer"))
 
 

@@ -315,7 +315,7 @@ def select_entries(
     return out
 
 
-def call_args(raw: Any) -> list[Any]:
+def parse_call_args(raw: Any) -> list[Any]:
     """Arguments for a call-based test: JSON, else a Python literal, else the raw string; a non-list
     is one argument."""
     value = raw

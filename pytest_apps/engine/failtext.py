@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import jsontext
-from ..dataset.problems import STDIN, Problem, call_args, stdin_text
+from ..dataset.problems import STDIN, Problem, parse_call_args, stdin_text
 from ..judge.seed import CUT_CHARS, CUT_LINES, cut, show_value
 from .result import CaseResult
 
@@ -42,7 +42,7 @@ def write_case_files(folder: Path, problem: Problem, index: int, result: CaseRes
 def case_file_texts(problem: Problem, index: int, result: CaseResult) -> list[tuple[str, str]]:
     """The files `write_case_files` writes, as (path relative to the folder, text); the input first."""
     raw = result.input
-    stdin = stdin_text(raw) if problem.fmt == STDIN else jsontext.dumps(call_args(raw)) + "\n"
+    stdin = stdin_text(raw) if problem.fmt == STDIN else jsontext.dumps(parse_call_args(raw)) + "\n"
     target = _safe(problem.id)
     return [(f"{target}/{index}.in", stdin), (f"{target}/{index}.expected", show(result.expected))]
 
@@ -172,7 +172,7 @@ def difference_view(expected: str, got: str) -> dict[str, Any] | None:
     return {"line": first + 1, "expected": views["expected"], "got": views["got"], "diff": diff}
 
 
-def failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | None = None) -> str:
+def case_failure_text(result: CaseResult, title: str, rerun: str, case_file: Path | None = None) -> str:
     verdict, outcome = result.verdict, result.outcome
     parts = [f"{title}: {verdict.kind.replace('_', ' ')}" + (f" ({verdict.reason})" if verdict.reason else "")]
     parts.append("input:\n" + indent(cut(show(result.input))))

@@ -11,7 +11,7 @@ from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
 from ..core.outcome import NO_CODE, PASS, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
-from ..dataset.problems import CALL, Cases, Problem, call_args, stdin_text
+from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
 from ..executor import Executor, Program
 from ..judge import apps, taco
 from ..judge.checkers import Checkers
@@ -77,7 +77,7 @@ def run_judged(
         return _run_taco(executor, problem, program, raw_input, expected, checkers, special)
     if problem.fmt == CALL:
         assert problem.fn_name is not None
-        args = call_args(raw_input)
+        args = parse_call_args(raw_input)
         outcome = executor.run_call(program, problem.fn_name, args)
         checker = _bind(checkers, special, problem, args, expected)
     else:
@@ -108,7 +108,7 @@ def _run_apps(
 ) -> tuple[Outcome | None, Verdict]:
     if problem.fmt == CALL:
         assert problem.fn_name is not None
-        args = apps.call_args(raw_input)
+        args = apps.original_call_args(raw_input)
         if args is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
                                                        "unpacked into arguments (the original's -1)")

@@ -61,13 +61,13 @@ from .seed import Checker as Checker
 __all__ = [
     "CALL_STEPS",
     "STDIN_STEPS",
-    "call_args",
     "compare_call",
     "compare_stdin",
     "decode",
     "expected_text",
     "input_text",
     "judge",
+    "original_call_args",
     "plain",
 ]
 
@@ -100,7 +100,7 @@ def _int_keys(value: dict) -> dict:
     return {int(k): v for k, v in value.items()}
 
 
-def call_args(raw: Any) -> list | None:
+def original_call_args(raw: Any) -> list | None:
     """A call-based test's arguments as the original passes them: the stored list, except that a first argument
     which is a dict with int-like keys becomes the only argument, with int keys. None when `method(*raw)` itself
     would fail (the stored input is not iterable): the original's -1."""

@@ -26,7 +26,7 @@ from ..core.outcome import NO_CODE, PASS
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
-from ..engine.failtext import case_title, failure_text
+from ..engine.failtext import case_failure_text, case_title
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
 from .nodeids import wanted
@@ -185,13 +185,13 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         state = RunState.of(self.config)
-        failed_at = state.failed_at.get(self.key)
+        failed_at = state.first_failure(self.key)
         if failed_at and state.settings.fail_fast and self.nodeid not in state.explicit:
             # reported at the item, not at this line, so `-rs` names the skipped case
             raise pytest.skip.Exception(f"problem already failed at {failed_at}", _use_item_location=True)
         try:
-            cases = state.store.get(self.problem)
-            candidate = state.store.program(self.problem, self.candidate)
+            cases = state.test_data.get(self.problem)
+            candidate = state.test_data.program(self.problem, self.candidate)
             self.result = run_case(state.executor, self.problem, candidate, cases, self.index, state.judging)
         except HarnessError as exc:
             self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
@@ -204,14 +204,14 @@ class CaseItem(pytest.Item):
                                  self.rerun_id() if failed else ""))
         if failed:
             state = RunState.of(self.config)
-            state.failed_at.setdefault(self.key, self.nodeid)
+            state.note_failure(self.key, self.nodeid)
             case_file = None
             if self.result.outcome is not None:
-                case_file = state.store.write_case_files(state.cases_folder, self.problem, self.index, self.result)
+                case_file = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)
                 case_file = Path(os.path.relpath(case_file, state.started_in))
             title = case_title(self.problem.id, self.index, self.candidate.label)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
-            raise CaseFailed(failure_text(self.result, title, rerun, case_file))
+            raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
     def teardown(self) -> None:
         self.result = None

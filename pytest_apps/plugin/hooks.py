@@ -23,22 +23,23 @@ from ..candidates.sources import CandidateError
 from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
-from ..executor.slots import Slot, remove_pool
-from ..report.baseline_text import baseline_lines, newly_failing_lines
+from ..executor.slots import remove_pool
+from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.received import CaseRecords
 from ..report.rollup import Summary
 from . import gateways, nodeids, transport
-from .baseline import BASELINE_KEY, check_baseline, read_baseline
+from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
-from .cpus import available_cpus, executor_cpu, place_cpu, slot_of, xdist_workers
+from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
 from .ledger import Ledger, report_recorded
 from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
-from .state import STATE_KEY, RunState
+from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
+from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
 from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import (
     added_header_lines,
@@ -51,9 +52,6 @@ from .writers import (
     write_reports,
 )
 
-PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on the controller's machine
-SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
-PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its machine's workers, their count)
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 
@@ -91,50 +89,66 @@ def pytest_configure(config: pytest.Config) -> None:
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
     sys.set_int_max_str_digits(0)
+    config.stash[BASELINE_KEY] = None  # (the controller's, when it has one)
     if REMOTE_KEY in worker:
-        state = remote_state(config, worker)
-        config.stash[BASELINE_KEY] = None
+        state: RunState = configure_remote_worker(config, worker)
+    elif worker:
+        state = configure_worker(config, worker)
     else:
-        try:
-            # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
-            # which pytest may place elsewhere (e.g. above a dataset path given as an option).
-            settings = resolve(config.getoption, config.getini, str(config.invocation_params.dir))
-        except OptionError as exc:
-            raise pytest.UsageError(str(exc)) from None
-        baseline = None if worker else read_baseline(settings)
-        plan, owns = plan_for(config, settings)
-        check_baseline(baseline, settings, plan)
-        config.stash[BASELINE_KEY] = baseline
-        state = RunState(settings, plan, owns_plan=owns)
-        state.explicit = explicit_nodeids(config.args, config.rootpath)
-        if config.args_source != pytest.Config.ArgsSource.ARGS:
-            # Active with no paths given: collect the APPS items only, not the project's own tests.
-            config.args = collection_roots(settings, plan)
-        elif not config.pluginmanager.has_plugin("dsession"):  # this process collects (no xdist controller)
-            # a no-code item's node id pasted (`solutions::7::no_code`): pytest takes no names after a folder
-            config.args, state.narrow = nodeids.folder_arguments(config.args, plan.home, config.invocation_params.dir)
-    cpus = available_cpus()
-    state.cpus = len(cpus) or 1
-    # the worker's place among the workers of its machine (with several machines, each counts its own)
-    place = worker.get(PLACE_KEY)
-    if place is not None:
-        state.cpu = place_cpu(state.settings.cpu_pinning, place[0], place[1], cpus)
-    else:
-        state.cpu = executor_cpu(state.settings.cpu_pinning, worker.get("workerid"), worker.get("workercount"), cpus)
-    if worker:
-        state.workers = int(place[1] if place is not None else worker.get("workercount") or 1)
-        if worker.get(SLOTS_KEY):  # the run's pool of execution slots on this machine
-            index, count = slot_of(worker.get("workerid"), cpus)
-            if place is not None:
-                index = place[0] % count
-            state.slot = Slot(worker[SLOTS_KEY], index, count)
-    else:
-        state.workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
+        state = configure_controller(config)
     config.stash[STATE_KEY] = state
     if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+def configure_controller(config: pytest.Config) -> ControllerState:
+    """The controller (or the only process): the settings from its command line, the baseline read before the
+    plan is built (a missing file costs no benchmark time) and checked against it."""
+    settings = settings_of(config)
+    baseline = read_baseline(settings)
+    plan = controller_plan(config, settings)
+    check_baseline(baseline, settings, plan)
+    config.stash[BASELINE_KEY] = baseline
+    explicit, narrow = collected_arguments(config, settings, plan)
+    workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
+    return controller_state(settings, plan, cpus=available_cpus(), workers=workers, explicit=explicit, narrow=narrow)
+
+
+def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> WorkerState:
+    """A local xdist worker: the settings from the command line xdist gave it, the plan the controller wrote.
+    (Given none, by a controller where the plugin is dormant, it plans for itself and removes that plan.)"""
+    settings = settings_of(config)
+    given = PLAN_KEY in workerinput
+    plan = worker_plan(workerinput) if given else controller_plan(config, settings)
+    explicit, narrow = collected_arguments(config, settings, plan)
+    return worker_state(settings, plan, workerinput, cpus=available_cpus(), explicit=explicit, narrow=narrow,
+                        owns_plan=not given)
+
+
+def settings_of(config: pytest.Config) -> Settings:
+    try:
+        # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
+        # which pytest may place elsewhere (e.g. above a dataset path given as an option).
+        return resolve(config.getoption, config.getini, str(config.invocation_params.dir))
+    except OptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def collected_arguments(config: pytest.Config, settings: Settings, plan: Plan) -> tuple[set[str], list[Any]]:
+    """On a process that collects from this machine's files: the node ids the command line names, and the
+    command line as given when names below the candidates' folder were taken off it (`narrow`). Sets the
+    arguments pytest collects from."""
+    explicit = explicit_nodeids(config.args, config.rootpath)
+    narrow: list[Any] = []
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        # Active with no paths given: collect the APPS items only, not the project's own tests.
+        config.args = collection_roots(settings, plan)
+    elif not config.pluginmanager.has_plugin("dsession"):  # this process collects (no xdist controller)
+        # a no-code item's node id pasted (`solutions::7::no_code`): pytest takes no names after a folder
+        config.args, narrow = nodeids.folder_arguments(config.args, plan.home, config.invocation_params.dir)
+    return explicit, narrow
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -164,21 +178,23 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     return [node for node in collected if isinstance(node, CandidateFile)]
 
 
-def plan_for(config: pytest.Config, settings: Settings) -> tuple[Plan, bool]:
-    """The controller (or the only process) builds the plan and owns it; an xdist worker reads it."""
-    workerinput = getattr(config, "workerinput", None)
-    if workerinput is not None and PLAN_KEY in workerinput:
-        folder = Path(workerinput[PLAN_KEY])
-        if not (folder / PLAN_FILE).is_file():
-            raise pytest.UsageError(
-                f"apps: this worker cannot read the run plan at {folder}, which a popen gateway without a "
-                "chdir reads from the controller's machine; give gateways on other machines as ssh (see "
-                "docs/remote.md, 'Beyond one machine')"
-            )
-        return load_plan(folder), False
+def worker_plan(workerinput: dict[str, Any]) -> Plan:
+    """A local xdist worker reads the plan the controller wrote."""
+    folder = Path(workerinput[PLAN_KEY])
+    if not (folder / PLAN_FILE).is_file():
+        raise pytest.UsageError(
+            f"apps: this worker cannot read the run plan at {folder}, which a popen gateway without a "
+            "chdir reads from the controller's machine; give gateways on other machines as ssh (see "
+            "docs/remote.md, 'Beyond one machine')"
+        )
+    return load_plan(folder)
+
+
+def controller_plan(config: pytest.Config, settings: Settings) -> Plan:
+    """The controller (or the only process) builds the plan, and owns it."""
     try:
         return build_plan(settings, progress=progress_printer(config), provide=implemented(config, "candidates"),
-                          checker=implemented(config, "checker")), True
+                          checker=implemented(config, "checker"))
     except (DatasetError, CandidateError, HookError) as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -191,19 +207,14 @@ def implemented(config: pytest.Config, name: str) -> Any:
     return lambda problem: hook(problem=problem)
 
 
-def remote_state(config: pytest.Config, workerinput: dict[str, Any]) -> RunState:
+def configure_remote_worker(config: pytest.Config, workerinput: dict[str, Any]) -> RemoteWorkerState:
     """A worker that cannot see the controller's files: the plan, the settings it was made with (not this
     machine's command line, ini file or environment), and the controller as the source of the test data."""
-    plan, settings, files, store = worker_setup(config, workerinput)
-    state = RunState(settings, plan, owns_plan=False, store=store)
-    if settings.checkers != plan.settings.get("checkers"):
-        state.temporary.append(settings.checkers)  # the copy of the controller's checker folder
-    state.remote_files = files
-    state.explicit = {"::".join([f.ids.nodeid, *names]) for f in files for names in f.selectors if names}
+    plan, settings, files, test_data = worker_setup(config, workerinput)
     # Collected from the plan (collect.PlanRoot at the rootdir), never from this machine's files; the
     # command line's paths are the controller's and were matched against the plan there.
     config.args = [str(config.rootpath)]
-    return state
+    return remote_worker_state(settings, plan, files, test_data, workerinput, cpus=available_cpus())
 
 
 def explicit_nodeids(args: list[str], rootdir: Path) -> set[str]:
@@ -235,8 +246,10 @@ class AppsPlugin:
     def __init__(self, config: pytest.Config, started: float) -> None:
         self.config = config
         self.state = RunState.of(config)
+        # the controller's own state (None on a worker): its record store, workers lost, other machines' fences
+        self.controller = self.state if isinstance(self.state, ControllerState) else None
         self.started = started
-        self.is_worker = hasattr(config, "workerinput")
+        self.is_worker = self.controller is None
         self.records = CaseRecords()
         self.summary: Summary | None = None
         self.gate: Gate | None = None
@@ -251,9 +264,9 @@ class AppsPlugin:
         self._remote: RemoteWorkers | None = None
         # the record store (the controller's alone), and how this run went, for the reports
         self.ledger: Ledger | None = None
-        if not self.is_worker:
+        if self.controller is not None:
             params = config.invocation_params
-            self.ledger = Ledger(self.state, config.rootpath, params.dir, [str(a) for a in config.args])
+            self.ledger = Ledger(self.controller, config.rootpath, params.dir, [str(a) for a in config.args])
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.held: list[pytest.Item] = []  # without xdist: reused items, reported from their records
         self.signal: str | None = None  # the signal that interrupted the run
@@ -280,7 +293,7 @@ class AppsPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
-        if self.state.remote_files is None:
+        if not isinstance(self.state, RemoteWorkerState):
             entries = self.files.get(str(path.resolve()))  # the candidates' folder: its problems without code
             return None if entries is None else CandidateDir.from_parent(parent, path=path, entries=entries)
         if path != self.config.rootpath:
@@ -291,7 +304,7 @@ class AppsPlugin:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """On a remote worker, what the controller's command line named (`file::names`), as pytest's own
         collection narrows it where the files are (silently: those items were never collected there)."""
-        if self.state.remote_files is not None:
+        if isinstance(self.state, RemoteWorkerState):
             items[:] = [item for item in items if remote_selected(item)]
         elif self.state.narrow:  # what the arguments asked for below the candidates' folder (folder_arguments)
             items[:] = [item for item in items if narrowed(item, self.state.narrow)]
@@ -365,22 +378,21 @@ class AppsPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        assert self.controller is not None
         layers = (getattr(node, "workeroutput", None) or {}).get(ISOLATION_KEY)
         if layers is not None and gateways.is_remote(node.gateway.spec):
-            # another machine's fences; the report claims only what every machine had
-            self.state.remote_isolation[gateways.machine_of(node.gateway.spec)] = list(layers)
+            self.controller.machine_isolation(gateways.machine_of(node.gateway.spec), layers)
         if error is None:
             return
         # before xdist takes the node's work back: what it had been given and not finished
         sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
-        self.state.workers_down.append(gateways.down_record(node, error, gateways.unfinished(sched, node)))
+        self.controller.worker_lost(gateways.down_record(node, error, gateways.unfinished(sched, node)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        assert self.controller is not None
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
-        for down in self.state.workers_down:
-            if down["worker"] == worker and not down["crashed"]:
-                down["crashed"] = crashitem
+        self.controller.worker_crashed(worker, crashitem)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.is_worker:
@@ -432,7 +444,7 @@ class AppsPlugin:
     def pytest_sessionfinish_run(self, session: pytest.Session) -> None:
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
         the records of cases this run did not run taken from the store."""
-        if self.is_worker or self.ledger is None:
+        if self.controller is None or self.ledger is None:
             return
         if self.selected is None and self.scheduler is not None and self.scheduler.collection is not None:
             self.selected = len(self.scheduler.collection)
@@ -448,7 +460,7 @@ class AppsPlugin:
         self.run = run_section(
             cases=len(self.ledger.cases), selected=self.selected, executed=executed, reused=reused,
             carried=self.ledger.carried, without_result=self.ledger.without_result(self.records),
-            interrupted=interrupted, workers_lost=len(self.state.workers_down), rerun=self.ledger.executed,
+            interrupted=interrupted, workers_lost=len(self.controller.workers_down), rerun=self.ledger.executed,
             store=self.ledger.folder, resume=self.ledger.resume, dropped=self.ledger.dropped_text(),
             started_in=self.state.started_in,
         )
@@ -468,13 +480,13 @@ class AppsPlugin:
         elif self.state.started():
             self.config.workeroutput[ISOLATION_KEY] = self.state.isolation()  # type: ignore[attr-defined]
         self.state.close()
-        if self.is_worker:
+        if self.controller is None:
             return
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
-        if self.state.workers_down:
+        if self.controller.workers_down:
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
-            self.state.cases_not_run = gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"])
-        comparison, document = write_reports(self.state, self.summary, self.config.stash.get(BASELINE_KEY, None),
+            self.controller.never_ran(gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"]))
+        comparison, document = write_reports(self.controller, self.summary, self.config.stash.get(BASELINE_KEY, None),
                                              self.run)
         self.comparison = None if comparison is None else comparison.to_dict()
         self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
@@ -486,7 +498,8 @@ class AppsPlugin:
         ran = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
         if gates_passed is not None and session.exitstatus in ran:
             session.exitstatus = pytest.ExitCode.OK if gates_passed else pytest.ExitCode.TESTS_FAILED
-        if self.state.cases_not_run and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        if self.controller.cases_not_run and session.exitstatus in (pytest.ExitCode.OK,
+                                                                      pytest.ExitCode.NO_TESTS_COLLECTED):
             # a run that lost cases with a worker is not a pass (nor "no tests": xdist stopped before any ran)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -494,7 +507,8 @@ class AppsPlugin:
         if self.summary is None:
             return
         terminalreporter.section("APPS summary")
-        for line in terminal_lines(self.state, self.summary, self.run):
+        assert self.controller is not None
+        for line in terminal_lines(self.controller, self.summary, self.run):
             terminalreporter.write_line(line)
         if self.comparison is not None:
             for line in baseline_lines(self.comparison):

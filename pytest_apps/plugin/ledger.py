@@ -22,8 +22,8 @@ from ..core.record import CaseRecord
 from ..dataset.problems import Problem, case_order
 from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, file_digest
 from . import nodeids
-from .plan import CaseStore
-from .state import RunState
+from .plan import PlanTestData
+from .state import ControllerState, RunState
 from .transport import LOCATION_PREFIX
 
 HARNESS_ERROR = "harness_error"  # a fault of the harness is no function of the key: never kept
@@ -81,7 +81,7 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
     judging = state.judging
     judge = JudgeKey(judging.profile, judging.audit, asdict(state.limits()))
     checkers = judging.checkers
-    store = CaseStore(state.plan, keep=1)
+    test_data = PlanTestData(state.plan, keep=1)
     digests: dict[str, list[str]] = {}
     checker_digests: dict[str, str] = {}
     out: dict[str, str] = {}
@@ -89,7 +89,7 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
         pid = case.problem.id
         tests = digests.get(pid)
         if tests is None:
-            data = store.get(case.problem)
+            data = test_data.get(case.problem)
             tests = digests[pid] = [case_digest(i, o) for i, o in zip(data.inputs, data.outputs)]
             path = checkers.files.get(pid) if checkers is not None else None
             checker_digests[pid] = file_digest(path) if path is not None else ""
@@ -108,7 +108,7 @@ def restamped(record: CaseRecord, case: PlannedCase) -> CaseRecord:
 class Ledger:
     """The run's record store on the controller."""
 
-    def __init__(self, state: RunState, rootdir: Path, invocation_dir: Path, args: Iterable[str]) -> None:
+    def __init__(self, state: ControllerState, rootdir: Path, invocation_dir: Path, args: Iterable[str]) -> None:
         s = state.settings
         self.folder = s.records_path
         self.resume = s.resume

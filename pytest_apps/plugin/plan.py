@@ -24,7 +24,7 @@ import tempfile
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_folder
 from ..candidates.sources import REFERENCE, Candidate
@@ -214,8 +214,21 @@ def remove_plan(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-class CaseStore:
-    """Loads a problem's test data when its first case runs and keeps only the last few problems.
+class ProblemTestData(Protocol):
+    """Where a running case gets its problem's test data and program, and where a failing case's files go:
+    the plan's files on this machine (`PlanTestData`), or the controller for a worker on another machine
+    (`remote.ControllerTestData`)."""
+
+    def get(self, problem: Problem) -> Cases: ...
+
+    def program(self, problem: Problem, candidate: Candidate) -> Candidate: ...
+
+    def write_case_files(self, folder: Path, problem: Problem, index: int, result: CaseResult) -> Path: ...
+
+
+class PlanTestData:
+    """A problem's test data read from the plan's files when its first case runs; only the last few problems
+    are kept.
 
     Cases of one problem run together (one worker, consecutively), so a tiny LRU means each problem's
     data is read once and released soon after its last case.
@@ -238,7 +251,7 @@ class CaseStore:
         return cases
 
     def program(self, problem: Problem, candidate: Candidate) -> Candidate:
-        """The candidate with its program: here the plan's own (a remote worker's store fetches it)."""
+        """The candidate with its program: here the plan's own (a remote worker fetches it from the controller)."""
         return candidate
 
     def write_case_files(self, folder: Path, problem: Problem, index: int, result: CaseResult) -> Path:

@@ -10,8 +10,8 @@ the controller's machine.
 - A problem's test data and programs come when its first case runs there: the worker asks over a channel of
   its own to the controller (made before the worker starts and passed in `workerinput`), and the
   controller's `Feeder` answers with the problem's test file as it is on disk (the plan folder's or the
-  index cache's) and the problem's programs. The worker keeps them in memory only, in a store like a local
-  worker's (the last two problems): nothing reaches its disk, so nothing is left when it ends, and its
+  index cache's) and the problem's programs. The worker keeps them in memory only, as a local worker keeps
+  the plan's (the last two problems): nothing reaches its disk, so nothing is left when it ends, and its
   candidates' children (which cannot read their worker's memory) see no more than on the controller's machine.
 - A failing case's input and expected output, which a local worker writes under the report's folder, are
   sent back and written there by the controller, where the failure text says they are.
@@ -172,9 +172,11 @@ def lastfailed_keyed(lastfailed: dict[str, bool]) -> dict[Any, bool]:
     return {NodeId.parse(nodeid): value for nodeid, value in lastfailed.items()}
 
 
-def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], RemoteStore]:
+def worker_setup(config: Any,
+                 workerinput: dict[str, Any]) -> tuple[Plan, Settings, list[RemoteFile], ControllerTestData]:
     """A remote worker's plan, settings (the controller's, with its checker folder copied here), candidate
-    files and store, with the controller's selecting options (and last failures) put in place of its own."""
+    files and test data (from the controller), with the controller's selecting options (and last failures)
+    put in place of its own."""
     plan, files, checkers = read_plan_text(workerinput[REMOTE_KEY])
     settings = Settings.from_dict(plan.settings)
     if checkers is not None:
@@ -187,7 +189,7 @@ def worker_setup(config: Any, workerinput: dict[str, Any]) -> tuple[Plan, Settin
     if options.get("lastfailed") is not None and lfplugin is not None:
         # LFPlugin's public attribute, read at collection
         lfplugin.lastfailed = lastfailed_keyed(options["lastfailed"])
-    return plan, settings, files, RemoteStore(workerinput[CHANNEL_KEY])
+    return plan, settings, files, ControllerTestData(workerinput[CHANNEL_KEY])
 
 
 class Feeder:
@@ -234,9 +236,9 @@ class Feeder:
 _END = object()
 
 
-class RemoteStore:
-    """A remote worker's case store: a problem's test data and programs, asked of the controller when its
-    first case runs, kept in memory for the last `keep` problems (as `plan.CaseStore` keeps them)."""
+class ControllerTestData:
+    """A remote worker's test data: a problem's test data and programs, asked of the controller when its
+    first case runs, kept in memory for the last `keep` problems (as `plan.PlanTestData` keeps them)."""
 
     def __init__(self, channel: Any, keep: int = 2, timeout: float = ANSWER_TIMEOUT) -> None:
         self._channel = channel

@@ -1,9 +1,12 @@
-"""What one pytest process holds for the run: settings, the plan, the case store and its executor."""
+"""What one pytest process holds for the run, by its role: a common core (settings, the plan, its test data,
+the executor and the judging) and what only the controller, or only a worker, has. `roles.py` builds each
+whole; hooks and items read it with `RunState.of(config)`."""
 
 from __future__ import annotations
 
 import functools
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,35 +18,44 @@ from ..executor import APPS_STYLE_PRELOAD, Executor, Limits, Slot
 from ..judge.checkers import Checkers
 from ..judge.profiles import APPS, TACO, Judging
 from ..judge.special import SpecialJudges
-from .plan import CaseStore, Plan
+from .plan import Plan, PlanTestData, ProblemTestData
 
 STATE_KEY = pytest.StashKey["RunState"]()
 BACKSTOP_MARGIN = 30.0  # seconds above the case limit before pytest-timeout steps in
 
 
 class RunState:
-    def __init__(self, settings: Settings, plan: Plan, owns_plan: bool, store: Any = None) -> None:
+    """What every role has: the settings, the plan and its test data, this process's executor (on its CPU and
+    slot), the judging, and the cases that ran here."""
+
+    def __init__(
+        self, settings: Settings, plan: Plan, *, owns_plan: bool = False, test_data: ProblemTestData | None = None,
+        explicit: Iterable[str] = (), narrow: Iterable[Any] = (), cpu: int | None = None, cpus: int = 1,
+        workers: int = 1, slot: Slot | None = None,
+    ) -> None:
         self.settings = settings
         self.plan = plan
-        self.owns_plan = owns_plan  # the controller (or the only process) removes the plan folder
-        # where a problem's test data comes from: the plan's files, or the controller (remote.RemoteStore)
-        self.store = store if store is not None else CaseStore(plan)
+        self.owns_plan = owns_plan  # whether this process made the plan folder, and removes it at the end
+        # where a problem's test data comes from: the plan's files, or the controller (remote.ControllerTestData)
+        self.test_data: ProblemTestData = test_data if test_data is not None else PlanTestData(plan)
+        self.explicit = set(explicit)  # node ids named on the command line: they always run
+        self.narrow = list(narrow)  # the command line as given, when names after the candidates' folder were taken off
+        self.cpu = cpu  # the CPU this process's executor is kept on (see cpus.py)
+        self.cpus = cpus  # CPUs the run may use on this machine
+        self.workers = workers  # processes running tests in this run (xdist workers)
+        self.slot = slot  # this worker's execution slot in the run's pool (see executor/slots.py)
+        self._failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id here
         self._executor: Executor | None = None
-        self.cpu: int | None = None  # the CPU this process's executor is kept on (see cpus.py)
-        self.slot: Slot | None = None  # this worker's execution slot in the run's pool (see executor/slots.py)
-        self.workers = 1  # processes running tests in this run (xdist workers)
-        self.cpus = 1  # CPUs the run may use on this machine
         self._isolation: list[str] | None = None
         self._speed: float | None = None
         self._closed = False
-        self.explicit: set[str] = set()  # node ids named on the command line: they always run
-        self.narrow: list[Any] = []  # the command line as given, when names after the candidates' folder were taken off
-        self.failed_at: dict[tuple[str, int], str] = {}  # (problem, sample) -> first failing node id
-        self.workers_down: list[dict[str, Any]] = []  # the controller's record of xdist workers lost mid-run
-        self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere
-        self.remote_files: list[Any] | None = None  # a remote worker's candidate files (remote.RemoteFile)
-        self.remote_isolation: dict[str, list[str]] = {}  # the controller's: other machines' isolation layers
-        self.temporary: list[str] = []  # folders this process made for the run, removed when it closes
+
+    def first_failure(self, key: tuple[str, int]) -> str | None:
+        """The node id of the first case of (problem, sample) that failed in this process, if one did."""
+        return self._failed_at.get(key)
+
+    def note_failure(self, key: tuple[str, int], nodeid: str) -> None:
+        self._failed_at.setdefault(key, nodeid)
 
     @staticmethod
     def of(config: Any) -> RunState:
@@ -117,5 +129,53 @@ class RunState:
             self._executor = None
         if self.slot is not None:
             self.slot.close()
+
+
+class ControllerState(RunState):
+    """The controller's (or the only process's): it planned the run and owns the plan; with xdist, it also
+    keeps what happened to its workers, for the reports. (Its record store is the Ledger, ledger.py.)"""
+
+    def __init__(self, settings: Settings, plan: Plan, **core: Any) -> None:
+        super().__init__(settings, plan, owns_plan=True, **core)
+        self.workers_down: list[dict[str, Any]] = []  # xdist workers lost mid-run (gateways.down_record)
+        self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere
+        self.remote_isolation: dict[str, list[str]] = {}  # other machines' isolation layers
+
+    def worker_lost(self, down: dict[str, Any]) -> None:
+        self.workers_down.append(down)
+
+    def worker_crashed(self, worker: str | None, nodeid: str) -> None:
+        """The case a lost worker was running when it went down."""
+        for down in self.workers_down:
+            if down["worker"] == worker and not down["crashed"]:
+                down["crashed"] = nodeid
+
+    def machine_isolation(self, machine: str, layers: list[str]) -> None:
+        """Another machine's fences, as one of its workers found them; the report claims only what every
+        machine had."""
+        self.remote_isolation[machine] = list(layers)
+
+    def never_ran(self, cases: int) -> None:
+        """With a worker lost: how many selected cases never ran anywhere."""
+        self.cases_not_run = cases
+
+
+class WorkerState(RunState):
+    """An xdist worker's on the controller's machine: it reads the controller's plan folder and runs its cases
+    on its slot of the machine's pool."""
+
+
+class RemoteWorkerState(WorkerState):
+    """An xdist worker's on another machine: the plan came in `workerinput`, its test data comes from the
+    controller, and it collects the candidate files the controller named (remote.RemoteFile)."""
+
+    def __init__(self, settings: Settings, plan: Plan, *, remote_files: list[Any], temporary: Iterable[str] = (),
+                 **core: Any) -> None:
+        super().__init__(settings, plan, **core)
+        self.remote_files = remote_files
+        self.temporary = list(temporary)  # folders made here for the run (a checker folder), removed at the end
+
+    def close(self) -> None:
+        super().close()
         while self.temporary:
             shutil.rmtree(self.temporary.pop(), ignore_errors=True)

@@ -16,11 +16,11 @@ from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
-from ..report.baseline import Comparison, compare
+from ..report.comparison import Comparison, compare
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
 from ..report.terminal import judging_lines, row_lines, summary_lines
-from .state import RunState
+from .state import ControllerState, RunState
 
 
 def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: float) -> Summary:
@@ -221,7 +221,7 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def terminal_lines(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
+def terminal_lines(state: ControllerState, summary: Summary, run: dict[str, Any] | None = None) -> list[str]:
     reference = state.settings.candidates == "reference" and not state.settings.agent
     report_path = beside(state.settings.report_path) if run and run.get("kept") else state.settings.report_path
     # an incomplete run says so first; where its records came from after the figures
@@ -243,7 +243,7 @@ def down_line(down: dict[str, Any]) -> str:
             f"{count} cases it had been given had not finished there")
 
 
-def report_document(state: RunState, summary: Summary, run: dict[str, Any] | None = None) -> dict[str, Any]:
+def report_document(state: ControllerState, summary: Summary, run: dict[str, Any] | None = None) -> dict[str, Any]:
     doc = document(state.plan.settings, state.plan.source, summary)
     if run is not None:  # at the top, after the format version: whether the run is complete
         doc = {"version": doc.pop("version"), "run": run, **doc}
@@ -284,7 +284,7 @@ def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str,
     return out | {k: v for k, v in document.items() if k not in out}
 
 
-def write_reports(state: RunState, summary: Summary, baseline: dict[str, Any] | None = None,
+def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, Any] | None = None,
                   run: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any]]:
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
     comparison (in each report). Returns the comparison and the JSON report's document. Only the controller
@@ -334,7 +334,7 @@ def is_complete_report(path: Path) -> bool:
     return not any(p.get("verdict") == "incomplete" for p in document["problems"])
 
 
-def write_json(state: RunState, summary: Summary, document: dict[str, Any] | None = None,
+def write_json(state: ControllerState, summary: Summary, document: dict[str, Any] | None = None,
                path: Path | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
     path = path or state.settings.report_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .baseline import Comparison
+from .comparison import Comparison
 from .rollup import Summary
 
 

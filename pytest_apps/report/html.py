@@ -39,7 +39,7 @@ from typing import Any
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import TACO_TIERS, TIERS
-from .baseline_text import side_counts
+from .comparison_text import side_counts
 from .confidence import ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .baseline_text import side_counts
+from .comparison_text import side_counts
 from .confidence import ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
 from .stats import SQUARE_AND_ADD
 

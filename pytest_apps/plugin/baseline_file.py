@@ -1,5 +1,5 @@
-"""`--apps-baseline` on the plugin's side: the earlier report is read, and checked against this run's data and
-limits, before anything runs, so that a missing file or an incomparable baseline costs no benchmark time."""
+"""The `--apps-baseline` file on the plugin's side: the earlier report is read, and checked against this run's
+data and limits, before anything runs, so that a missing file or an incomparable baseline costs no benchmark time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
-from ..report.baseline import BaselineError, check_comparable, load_report
+from ..report.comparison import BaselineError, check_comparable, load_report
 from .plan import Plan
 
 BASELINE_KEY = pytest.StashKey["dict[str, Any] | None"]()

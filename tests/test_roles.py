@@ -1,0 +1,116 @@
+"""Each role's run state, built whole by its plain function (plugin/roles.py): what the controller, a local
+xdist worker and a remote xdist worker each have, and what they lack."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_apps.candidates.sources import Candidate
+from pytest_apps.core.settings import Settings
+from pytest_apps.dataset.problems import Problem
+from pytest_apps.executor.slots import pool_folder, remove_pool
+from pytest_apps.plugin.nodeids import FileIds
+from pytest_apps.plugin.plan import Plan, PlanTestData
+from pytest_apps.plugin.remote import ControllerTestData, RemoteFile
+from pytest_apps.plugin.roles import PLACE_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
+from pytest_apps.plugin.state import ControllerState, RemoteWorkerState, WorkerState
+
+CONTROLLER_ONLY = ("workers_down", "cases_not_run", "remote_isolation", "worker_lost", "never_ran")
+PROBLEM = Problem("7", 0, "interview", "stdin", None, n_cases=2, n_cases_total=2)
+
+
+@pytest.fixture
+def plan(tmp_path: Path) -> Plan:
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "0.json").write_text(json.dumps({"inputs": ["1\n", "2\n"], "outputs": ["a", "b"]}))
+    return Plan(tmp_path, {"checkers": None}, {}, [PROBLEM], [], [],
+                {"7": [Candidate("7", "f.py", "print(1)", 0, "")]})
+
+
+@pytest.fixture
+def run_name():
+    name = f"test-roles-{uuid.uuid4().hex[:8]}"
+    yield name
+    remove_pool(name)
+
+
+def test_the_controller_owns_the_plan_reads_its_files_and_keeps_what_its_workers_did(plan: Plan) -> None:
+    state = controller_state(Settings(cpu_pinning="off"), plan, cpus={0, 1}, workers=3, explicit=["a::b"])
+    assert isinstance(state, ControllerState) and not isinstance(state, WorkerState)
+    assert state.owns_plan and state.workers == 3 and state.cpus == 2 and state.slot is None
+    assert state.explicit == {"a::b"} and state.narrow == []
+    assert isinstance(state.test_data, PlanTestData)
+    assert state.test_data.get(PROBLEM).inputs == ["1\n", "2\n"]
+    # what happens to its workers, told through its methods
+    assert state.workers_down == [] and state.cases_not_run == 0 and state.remote_isolation == {}
+    state.worker_lost({"worker": "gw1", "crashed": None})
+    state.worker_crashed("gw0", "f.py::test_1")  # not a lost worker: nothing changes
+    state.worker_crashed("gw1", "f.py::test_0")
+    state.machine_isolation("h2", ("landlock",))
+    state.never_ran(4)
+    assert state.workers_down == [{"worker": "gw1", "crashed": "f.py::test_0"}]
+    assert state.remote_isolation == {"h2": ["landlock"]} and state.cases_not_run == 4
+    state.close()
+
+
+def test_a_local_worker_reads_the_plan_runs_on_its_slot_and_has_no_controller_part(
+        plan: Plan, run_name: str) -> None:
+    workerinput = {"workerid": "gw3", "workercount": 4, SLOTS_KEY: run_name, PLACE_KEY: (1, 2)}
+    state = worker_state(Settings(cpu_pinning="off"), plan, workerinput, cpus={0, 1}, explicit=["f.py::test_1"])
+    assert isinstance(state, WorkerState) and not isinstance(state, (ControllerState, RemoteWorkerState))
+    assert not state.owns_plan and state.explicit == {"f.py::test_1"}
+    assert not any(hasattr(state, name) for name in CONTROLLER_ONLY)
+    assert not hasattr(state, "remote_files")
+    # placed as the controller said: the second of its machine's two workers, on slot 1 of 2
+    assert state.workers == 2 and state.slot is not None and (state.slot.index, state.slot.count) == (1, 2)
+    assert Path(pool_folder(run_name), "slot-1").exists()
+    assert isinstance(state.test_data, PlanTestData) and state.test_data.get(PROBLEM).outputs == ["a", "b"]
+    state.note_failure(("7", 0), "f.py::test_0")
+    state.note_failure(("7", 0), "f.py::test_1")
+    assert state.first_failure(("7", 0)) == "f.py::test_0" and state.first_failure(("8", 0)) is None
+    state.close()
+
+
+def test_without_a_pool_a_worker_has_no_slot(plan: Plan) -> None:
+    state = worker_state(Settings(cpu_pinning="off"), plan, {"workerid": "gw0", "workercount": 3}, cpus={0})
+    assert state.slot is None and state.workers == 3 and state.cpus == 1
+
+
+class Controller:
+    """The controller's end of a remote worker's channel: answers a request for a problem's test data."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple] = []
+
+    def send(self, message: tuple) -> None:
+        self.asked.append(message)
+
+    def receive(self, timeout: float) -> tuple:
+        kind, pid, ask = self.asked[-1]
+        return "ok", ask, json.dumps({"inputs": ["from the controller\n"], "outputs": ["x"]}).encode(), \
+            json.dumps({"0": "print(2)"})
+
+
+def test_a_remote_worker_gets_its_test_data_from_the_controller_and_removes_its_checker_copy(
+        plan: Plan, tmp_path: Path, run_name: str) -> None:
+    copy = tmp_path / "checkers-copy"
+    copy.mkdir()
+    ids = FileIds("f.py", "f.py", (), "f.py", "f.py")
+    files = [RemoteFile("/controller/f.py", ids, (("test_1",), ()))]
+    channel = Controller()
+    state = remote_worker_state(Settings(cpu_pinning="off", checkers=str(copy)), plan, files,
+                                ControllerTestData(channel), {"workerid": "gw1", SLOTS_KEY: run_name}, cpus={0, 1})
+    assert isinstance(state, RemoteWorkerState) and isinstance(state, WorkerState)
+    assert not state.owns_plan and not any(hasattr(state, name) for name in CONTROLLER_ONLY)
+    assert state.remote_files == files and state.explicit == {"f.py::test_1"}
+    assert state.slot is not None
+    # the test data and the program come over the channel, not from the plan's files
+    assert state.test_data.get(PROBLEM).inputs == ["from the controller\n"]
+    assert state.test_data.program(PROBLEM, plan.candidates["7"][0]).code == "print(2)"
+    assert [m[:2] for m in channel.asked] == [("cases", "7")]
+    state.close()
+    assert not copy.exists()
