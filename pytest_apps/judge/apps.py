@@ -42,9 +42,11 @@ from __future__ import annotations
 import binascii
 import decimal
 import fractions
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from ..core import jsontext
 from ..core.outcome import OUTPUT_LIMIT, PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
@@ -166,7 +168,7 @@ def compare_stdin(lines: list[str], expected: str) -> str | None:
     try:
         output_float = [float(e) for e in output]
         expected_float = [float(e) for e in exp_lines]
-        result = (len(output_float) == len(expected_float)) and bool(np.allclose(output_float, expected_float))
+        result = (len(output_float) == len(expected_float)) and bool(_numpy().allclose(output_float, expected_float))
     except Exception:  # noqa: BLE001, S110 - the original swallows every error of this step
         pass
     if result:
@@ -244,10 +246,18 @@ def decode(value: Any) -> Any:
 _NUMPY_KINDS = "biufcUS"
 
 
+def _numpy() -> Any:
+    """numpy, loaded on first use: most runs never compare floats this way or meet a numpy value, and loading
+    it costs every pytest process (and each xdist worker) a tenth of a second."""
+    import numpy
+
+    return numpy
+
+
 def _dtype(name: str, items: Any) -> np.dtype:
     """The dtype the child named, if it is one it sends and its item size fits the data it sent (a string dtype
     wider than its longest string would make us allocate what the child never had to send)."""
-    dtype = np.dtype(name)
+    dtype = _numpy().dtype(name)
     if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise ValueError(f"dtype {name!r} is not sent")
     if dtype.kind in "US":
@@ -264,11 +274,11 @@ def _leaves(items: Any) -> list:
 
 
 def _numpy_scalar(dtype_name: str, item: Any) -> Any:
-    return np.array(item, dtype=_dtype(dtype_name, item))[()]
+    return _numpy().array(item, dtype=_dtype(dtype_name, item))[()]
 
 
 def _numpy_array(dtype_name: str, shape: Any, items: Any) -> np.ndarray:
-    array = np.array(items, dtype=_dtype(dtype_name, items))
+    array = _numpy().array(items, dtype=_dtype(dtype_name, items))
     if list(array.shape) != [int(n) for n in shape]:
         array = array.reshape([int(n) for n in shape])
     return array
@@ -282,9 +292,10 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {(k if isinstance(k, (str, int, float, bool)) or k is None else show_value(plain(k))): plain(v)
                 for k, v in value.items()}
-    if isinstance(value, np.ndarray):
+    np = sys.modules.get("numpy")  # (a value is a numpy one only once numpy is loaded)
+    if np is not None and isinstance(value, np.ndarray):
         return plain(value.tolist())
-    if isinstance(value, np.generic):
+    if np is not None and isinstance(value, np.generic):
         return plain(value.item())
     if isinstance(value, (bytes, complex, fractions.Fraction, decimal.Decimal, Opaque)):
         return repr(value)
@@ -329,7 +340,8 @@ def compare_call(output: Any, alternative: Any, expected: Any, has_alternative: 
 
 def _passed(result: Any) -> bool:
     """How the original's caller reads one appended result: an array by its first item, then `> 0`."""
-    if isinstance(result, np.ndarray):
+    np = sys.modules.get("numpy")  # (a result is an array only once numpy is loaded)
+    if np is not None and isinstance(result, np.ndarray):
         if result.size == 0:
             return False
         result = result.item(0)
