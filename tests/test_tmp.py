@@ -167,16 +167,21 @@ except OSError as e:
 
 def test_no_private_tmp_where_it_would_hide_the_interpreter_or_its_modules(monkeypatch: pytest.MonkeyPatch) -> None:
     """A virtual environment or a checkout under /tmp (as a CI clone or a nox session may be): a private /tmp
-    would hide its modules from the child, so the layer is left out, with the reason."""
+    would hide its modules from the child, so the layer is left out, with the reason. A folder on PYTHONPATH
+    (a scratch project under /tmp, as pytester's runs have) is not the interpreter's: the layer stays."""
     from pytest_apps.executor.isolation import hidden_by_private_tmp
 
     monkeypatch.setattr(sys, "path", [*sys.path, "/tmp/venv/lib/python3.11/site-packages"])
     assert hidden_by_private_tmp().startswith("/tmp/")
-    monkeypatch.setattr(sys, "path", ["/usr/lib/python3.11"])
+    monkeypatch.setattr(sys, "path", ["/tmp/scratch", "/usr/lib/python3.11"])
     monkeypatch.setattr(sys, "prefix", "/usr")
     monkeypatch.setattr(sys, "exec_prefix", "/usr")
     monkeypatch.setattr(sys, "base_prefix", "/usr")
     import pytest_apps.executor.isolation as isolation
 
-    if not os.path.realpath(isolation.__file__).startswith(("/tmp/", "/dev/shm/")):  # (a checkout elsewhere)
-        assert hidden_by_private_tmp() == ""
+    if os.path.realpath(isolation.__file__).startswith(("/tmp/", "/dev/shm/")):
+        pytest.skip("this checkout lies under /tmp: the layer is left out whatever the path")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert hidden_by_private_tmp() == "/tmp/scratch"  # on the module path by other means: it would be hidden
+    monkeypatch.setenv("PYTHONPATH", "/tmp/scratch")
+    assert hidden_by_private_tmp() == ""

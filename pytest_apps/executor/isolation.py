@@ -193,12 +193,18 @@ def _probe(**fenced) -> bool:
 
 def hidden_by_private_tmp() -> str:
     """A folder the child reads that a private /tmp or /dev/shm would hide (a virtual environment or checkout
-    under /tmp): the interpreter's prefixes, its module path and this package's folder; "" when none."""
+    under /tmp): the interpreter's prefixes, this package's folder and the module path; "" when none. Entries
+    of PYTHONPATH do not count: a candidate runs on the standard library and the installed packages, and a run
+    started with a folder under /tmp on PYTHONPATH (a scratch project, as pytester starts one) keeps the layer."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for path in (sys.prefix, sys.exec_prefix, sys.base_prefix, package, *sys.path):
-        if not path:
-            continue
+    added = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
+    own = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
+    for path in (*own, *sys.path):
+        if not path or (path not in own and not os.path.isabs(path)):
+            continue  # (relative entries: the current folder, or a path hook's name such as an editable finder's)
         real = os.path.realpath(path)
+        if real in added and path not in own:
+            continue
         if any(real == top or real.startswith(top + "/") for top in ("/tmp", "/dev/shm")):
             return real
     return ""
