@@ -157,6 +157,26 @@ def test_resume_executes_only_what_changed_and_says_how_many_were_reused(project
     assert report["summary"]["strict_accuracy"] == 1.0
 
 
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_with_fail_fast_a_reused_failure_stops_its_candidate(project: pytest.Pytester, workers: str) -> None:
+    """A candidate whose failure is reused has failed: its cases without a record are skipped, as the run that
+    recorded the failure skipped them, and nothing runs again; a case named on the command line still runs."""
+    base = ("--apps-dataset=sample", "--apps-fail-fast", "-n", workers, "-rs")
+    first = run(project, *base)
+    first.assert_outcomes(passed=22, failed=1, skipped=4)
+    before = read_report(project)
+    again = run(project, *base, "--apps-resume")
+    again.assert_outcomes(passed=22, failed=1, skipped=4)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED  # the reused failure fails the run, as it did the first
+    again.stdout.fnmatch_lines(["*problem already failed at solutions/900003.py::test_* (its record)"])
+    after = read_report(project)
+    assert after["run"]["executed"] == 0 and after["run"]["reused"] == 23 and after["run"]["complete"]
+    assert records_of(after) == records_of(before)
+    named = run(project, *base, "--apps-resume", "solutions/900003.py::test_2")
+    named.assert_outcomes(failed=1)
+    assert read_report(project)["run"]["executed"] == 1
+
+
 def test_a_borderline_record_is_never_reused(project: pytest.Pytester) -> None:
     run(project, "--apps-dataset=sample", "-n", "0", "--apps-only", "900001").assert_outcomes(passed=5)
     store = RecordStore(project.path / ".apps-records").load()

@@ -33,7 +33,7 @@ from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
-from .ledger import Ledger, report_recorded
+from .ledger import Ledger, report_recorded, report_skipped
 from .options import add_options, candidate_sources, is_active, lies_in
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
@@ -268,7 +268,7 @@ class AppsPlugin:
             params = config.invocation_params
             self.ledger = Ledger(self.controller, config.rootpath, params.dir, [str(a) for a in config.args])
         self.selected: int | None = None  # the cases the command line selects (known once collected)
-        self.held: list[pytest.Item] = []  # without xdist: reused items, reported from their records
+        self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.signal: str | None = None  # the signal that interrupted the run
         self.run: dict[str, Any] | None = None
         self._handlers: dict[int, Any] = {}
@@ -316,26 +316,38 @@ class AppsPlugin:
         if self.ledger is None:
             return
         self.selected = len(items)
-        if self.ledger.reused:
-            reused = self.ledger.reused
-            self.held = [item for item in items if item.nodeid in reused]
+        held = self.ledger.held()
+        if held:
+            self.held = [item for item in items if item.nodeid in held]
             if self.held:
-                items[:] = [item for item in items if item.nodeid not in reused]
+                items[:] = [item for item in items if item.nodeid not in held]
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
         if self.held and not session.config.option.collectonly:
             session.testscollected += len(self.held)
-            self.report_reused([item.nodeid for item in self.held])
+            before = session.testsfailed
+            self.report_held([item.nodeid for item in self.held])
+            # pytest's loop reads failures counted before it as collection errors: a held failure counts once the
+            # loop has begun (for the exit status; with -x it has already set shouldfail)
+            held_failed, session.testsfailed = session.testsfailed - before, before
+            try:
+                return (yield)
+            finally:
+                session.testsfailed += held_failed
         return (yield)
 
-    def report_reused(self, nodeids: list[str]) -> None:
-        """Report these selected cases from their records (the scheduler calls this under xdist)."""
+    def report_held(self, nodeids: list[str]) -> None:
+        """Report these selected cases from their records, or as skipped after a reused failure (the scheduler
+        calls this under xdist)."""
         assert self.ledger is not None
         if self.selected is None:
             self.selected = len(self.scheduler.collection) if self.scheduler is not None else len(nodeids)
         for nodeid in nodeids:
-            report_recorded(self.config, self.ledger.cases[nodeid], self.ledger.reused[nodeid], RECORD_KEY)
+            if nodeid in self.ledger.reused:
+                report_recorded(self.config, self.ledger.cases[nodeid], self.ledger.reused[nodeid], RECORD_KEY)
+            else:
+                report_skipped(self.config, self.ledger.cases[nodeid], self.ledger.stopped[nodeid])
 
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
@@ -346,8 +358,8 @@ class AppsPlugin:
         settings = self.state.settings
         self.scheduler = ProblemScheduling(config, log, stealing=settings.work_stealing == "on",
                                            fail_fast=settings.fail_fast,
-                                           reused=self.ledger.reused if self.ledger is not None else (),
-                                           report_reused=self.report_reused)
+                                           held=self.ledger.held() if self.ledger is not None else (),
+                                           report_held=self.report_held)
         return self.scheduler
 
     @pytest.hookimpl(tryfirst=True)

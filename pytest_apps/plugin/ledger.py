@@ -124,6 +124,14 @@ class Ledger:
                 record = self.store.get(key)
                 if record is not None and not record.borderline and nodeid not in state.explicit:
                     self.reused[nodeid] = restamped(record, self.cases[nodeid])
+        # with fail-fast: a candidate whose failure is reused has failed; its cases without a record are skipped,
+        # as the run that recorded the failure would have skipped them (node ids named on the command line run)
+        self.stopped: dict[str, str] = stopped_by_reused_failures(self.cases, self.reused, state.explicit) \
+            if self.fail_fast else {}
+
+    def held(self) -> set[str]:
+        """The cases the controller reports without running them: reused, or skipped after a reused failure."""
+        return {*self.reused, *self.stopped}
 
     def note(self, record: CaseRecord) -> None:
         """A record this run produced (not a reused one): kept in the store under its case's key."""
@@ -173,6 +181,34 @@ class Ledger:
                 self.store.compact()
             except OSError:
                 pass  # compaction is an economy, never a condition of the run
+
+
+def stopped_by_reused_failures(cases: dict[str, PlannedCase], reused: dict[str, CaseRecord],
+                               explicit: Iterable[str] = ()) -> dict[str, str]:
+    """Node id -> the failing case's rerun id, for each case not reused whose candidate has a reused failure (the
+    first failing case in fail-fast's order), less the node ids named on the command line."""
+    failed: dict[tuple[str, int], str] = {}
+    for nodeid, record in reused.items():
+        if record.kind != PASS:
+            case = cases[nodeid]
+            failed.setdefault((case.problem.id, case.candidate.sample), record.rerun_id or nodeid)
+    named = set(explicit)
+    return {nodeid: failed[(case.problem.id, case.candidate.sample)] for nodeid, case in cases.items()
+            if nodeid not in reused and nodeid not in named and (case.problem.id, case.candidate.sample) in failed}
+
+
+def report_skipped(config: Any, case: PlannedCase, failed_at: str) -> None:
+    """Report a case fail-fast skips after a reused failure, as a worker reports a skip at setup."""
+    import pytest
+
+    hook = config.hook
+    hook.pytest_runtest_logstart(nodeid=case.nodeid, location=case.location)
+    keywords = {case.nodeid.rsplit("::", 1)[-1]: 1, f"apps_{case.problem.difficulty}": 1}
+    why = (case.location[0], case.location[1], f"Skipped: problem already failed at {failed_at} (its record)")
+    for when, outcome, text in (("setup", "skipped", why), ("teardown", "passed", None)):
+        hook.pytest_runtest_logreport(report=pytest.TestReport(case.nodeid, case.location, keywords, outcome, text,
+                                                               when))
+    hook.pytest_runtest_logfinish(nodeid=case.nodeid, location=case.location)
 
 
 def report_recorded(config: Any, case: PlannedCase, record: CaseRecord, record_key: str) -> None:

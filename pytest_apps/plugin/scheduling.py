@@ -90,13 +90,13 @@ def steal_plan(
 
 class ProblemScheduling(LoadScopeScheduling):
     def __init__(self, config: Any, log: Any = None, *, stealing: bool = True, fail_fast: bool = False,
-                 reused: Iterable[str] = (), report_reused: Callable[[list[str]], None] | None = None) -> None:
+                 held: Iterable[str] = (), report_held: Callable[[list[str]], None] | None = None) -> None:
         super().__init__(config, log)
         self.stealing = stealing
         self.fail_fast = fail_fast
         # node ids the controller reports from their records (--apps-resume): never sent to a worker
-        self.reused = frozenset(reused)
-        self.report_reused = report_reused
+        self.held = frozenset(held)  # cases the controller reports itself (from their records): never sent
+        self.report_held = report_held
         self._positions: dict[Any, dict[str, int]] = {}
         self._queues: dict[Any, deque[int]] = {}  # per worker: its unfinished test indices, in its run order
         self._times: dict[str, list[float]] = {}  # scope -> [seconds, finished tests]
@@ -193,7 +193,7 @@ class ProblemScheduling(LoadScopeScheduling):
     # -- decisions ----------------------------------------------------------------------------------------
 
     def schedule(self) -> None:
-        if (not self.stealing and not self.reused) or self.collection is not None:
+        if (not self.stealing and not self.held) or self.collection is not None:
             super().schedule()  # the first time without stealing; else a worker joined (one crashed)
             if self.stealing and not self.workqueue:
                 self._balance()
@@ -207,14 +207,14 @@ class ProblemScheduling(LoadScopeScheduling):
         if not self.collection:
             return
         units: dict[str, dict[str, bool]] = {}
-        reused = []
+        held = []
         for nodeid in self.collection:
-            if nodeid in self.reused:
-                reused.append(nodeid)
+            if nodeid in self.held:
+                held.append(nodeid)
             else:
                 units.setdefault(self._split_scope(nodeid), {})[nodeid] = False
-        if reused and self.report_reused is not None:
-            self.report_reused(reused)
+        if held and self.report_held is not None:
+            self.report_held(held)
         # --no-loadscope-reorder (pytest-xdist >= 3.7; before it, no option: the largest units first, as its default)
         reorder = getattr(self.config.option, "loadscopereorder", True)
         order = sorted(units.items(), key=lambda item: -len(item[1])) if reorder else units.items()
