@@ -11,19 +11,28 @@
 Each pytest run prints its 25 slowest tests (`--durations`), to keep the suite's time in view.
 
 `.ci/run` runs `tests-newest` and `tests-oldest`. Each session has its own virtual environment under `.nox/`
-with the project installed editable there (never in the environment nox itself runs in). Arguments after
-`--` go to pytest: `nox -s tests-oldest -- -k remote -x`.
+with the project installed there as a user installs it (built and installed, not editable: package data
+included; never in the environment nox itself runs in), and runs pytest's own command, so the tests import
+that installed package. A checkout under /tmp (a CI clone, say) keeps its environments outside /tmp, in
+~/.cache/pytest-apps/nox: a child's private /tmp would hide a package there, and the fence's tests of it
+would skip. Arguments after `--` go to pytest: `nox -s tests-oldest -- -k remote -x`.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 
 import nox
 
 nox.options.sessions = ["tests-newest", "tests-oldest"]
 nox.options.reuse_existing_virtualenvs = True
+
+HERE = os.path.realpath(os.path.dirname(__file__))
+if any(HERE == top or HERE.startswith(top + "/") for top in ("/tmp", "/dev/shm")):
+    nox.options.envdir = os.path.join(os.path.expanduser("~/.cache/pytest-apps/nox"),
+                                      hashlib.blake2b(HERE.encode(), digest_size=6).hexdigest())
 
 PYTHON = "3.11"
 # The floors in pyproject.toml (execnet, which pytest-xdist brings, at the release pytest-xdist 3.5 came out with).
@@ -46,14 +55,17 @@ VERSIONS = ("import importlib.metadata as m, sys; print('python', sys.version.sp
 
 
 def install(session: nox.Session, *pins: str, project: str = ".[test]") -> None:
-    session.install("-e", project)
+    # --force-reinstall --no-deps first: the same version number must not keep an older build of the project
+    session.install("--force-reinstall", "--no-deps", ".")
+    session.install(project)
     # --upgrade: a reused environment (or pip's "already satisfied") keeps older releases otherwise
     session.install("--upgrade", *pins)
     session.run("python", "-c", VERSIONS)
 
 
 def pytest(session: nox.Session, *tests: str) -> None:
-    session.run("python", "-m", "pytest", "--durations=25", *(session.posargs or tests))
+    # pytest's command, not `python -m pytest`, which would put the checkout first on the module path
+    session.run("pytest", "--durations=25", *(session.posargs or tests))
 
 
 @nox.session(name="tests-newest", python=PYTHON)

@@ -121,6 +121,24 @@ def main() -> None:
     print(f"unchanged rerun wall / uninterrupted wall: {unchanged_wall / full_wall:.3f} (target under 0.05)")
     print(f"resumed per-test records equal the uninterrupted run's: {per_test(resumed) == per_test(full)}; "
           f"resumed report complete: {resumed['run']['complete']}")
+    differ = differences(full, resumed)
+    for (pid, case), (then, now) in differ[:20]:
+        print(f"  problem {pid} test {case}: uninterrupted {then}, resumed {now}")
+    if differ:
+        near = sum(1 for _, sides in differ if any("borderline" in side for side in sides))
+        print(f"  {len(differ)} tests differ; {near} of them near the time limit (borderline) in one run or both")
+
+
+def differences(a: dict, b: dict) -> list[tuple[tuple[str, int], tuple[str, str]]]:
+    """The tests whose (kind, step) differ between two reports, each side as `kind/step (borderline)`."""
+    def tests(report: dict) -> dict[tuple[str, int], str]:
+        return {(p["id"], t["case"]): f"{t['kind']}/{t['step']}" + (" (borderline)" if t.get("borderline") else "")
+                for p in report["problems"] for t in p["tests"]}
+
+    ta, tb = tests(a), tests(b)
+    keys = sorted(set(ta) | set(tb))
+    return [(k, (ta.get(k, "absent"), tb.get(k, "absent"))) for k in keys
+            if ta.get(k, "absent").split(" ")[0] != tb.get(k, "absent").split(" ")[0]]
 
 
 if __name__ == "__main__":

@@ -121,6 +121,12 @@ class _MemoryTestData:
 _TEST_DATA = _MemoryTestData()
 
 
+def problem_cases(problem: Problem) -> Cases:
+    """The test cases (inputs and expected outputs) of a problem `load_problems` returned in this process, as the
+    Evaluator runs them. A LookupError names a problem that carries none (a copy)."""
+    return _TEST_DATA.get(problem)
+
+
 def load_problems(
     dataset: str | os.PathLike[str] | Any = DEFAULT_DATASET,
     split: str = "test",

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import read_report, run
 from pytest_apps.dataset import index
-from pytest_apps.api import _STORE, load_problems
+from pytest_apps.api import load_problems, problem_cases
 from pytest_apps.dataset.problems import TIERS, Selection, select
 from pytest_apps.dataset.rows import Source
 from pytest_apps.dataset.loading import open_rows, sample_path
@@ -303,7 +303,7 @@ def test_the_api_reads_the_cached_index(cache, rows_file) -> None:
     assert first.source["index"] == "built" and second.source["index"] == "cached"
     assert second == first
     for a, b in zip(first, second, strict=True):
-        assert _STORE.get(a) == _STORE.get(b) and len(_STORE.get(b)) == b.n_cases
+        assert problem_cases(a) == problem_cases(b) and len(problem_cases(b)) == b.n_cases
 
 
 def sample_with_extras(folder: Path) -> Path:

@@ -25,7 +25,6 @@ from pytest_apps.dataset import hub, loading
 from pytest_apps.dataset.rows import DatasetError, Source, find_split_files, iter_jsonl
 from pytest_apps.dataset.loading import open_rows
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 
 
@@ -340,7 +339,7 @@ def test_parquet_without_problem_id(tmp_path):
 
 def test_bundled_sample_resolves():
     path = loading.sample_path()
-    assert path == REPO_ROOT / "pytest_apps" / "data" / "sample.jsonl"
+    assert path == Path(loading.__file__).resolve().parent.parent / "data" / "sample.jsonl"  # the package's
     assert path.is_file()
     source, rows = open_rows("sample", split="ignored")
     rows = list(rows)
