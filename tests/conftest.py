@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_apps.dataset.problems import Problem
 from pytest_apps.plugin.options import is_active
 
 REPO = Path(__file__).resolve().parent.parent
@@ -203,3 +204,11 @@ def permutation_project(pytester: pytest.Pytester, checker: str = PERMUTATION_CH
     (pytester.path / "mine").mkdir()
     (pytester.path / "mine" / "910001.py").write_text(checker)
     return ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--rootdir", str(pytester.path)]
+
+
+def make_problem(pid: str = "1", tier: str = "interview", *, fmt: str = "stdin", fn_name: str | None = None, n: int = 1,
+                 total: int | None = None, index: int | None = None, **fields) -> Problem:
+    """A problem as the dataset layer makes one, with what a test names: `n` tests selected of `total` (all by
+    default); its row index is its id's number unless given."""
+    return Problem(id=pid, index=int(pid) if index is None else index, difficulty=tier, fmt=fmt, fn_name=fn_name,
+                   n_cases=n, n_cases_total=n if total is None else total, **fields)

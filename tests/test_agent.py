@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import make_problem, read_report, run
 
 from pytest_apps.candidates.generation import PythonExec, frame_prompt, generate, is_generated
 from pytest_apps.dataset.problems import Problem
@@ -19,9 +19,8 @@ F = "```"
 
 
 def problem(pid: str, fn_name: str | None = None, starter: str = "") -> Problem:
-    return Problem(id=pid, index=0, difficulty="interview", fmt="call" if fn_name else "stdin",
-                   fn_name=fn_name, n_cases=1, n_cases_total=1, question=f"Question {pid}?\n",
-                   starter_code=starter)
+    return make_problem(pid, index=0, fmt="call" if fn_name else "stdin", fn_name=fn_name,
+                        question=f"Question {pid}?\n", starter_code=starter)
 
 
 def test_prompt_framing_standard_input():

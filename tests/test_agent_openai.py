@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import make_problem, read_report, run
 
 from pytest_apps.candidates.generation import PythonExec, agent_problem
 from pytest_apps.candidates.openai_chat import ChatError, openai_chat
@@ -83,8 +83,7 @@ def chat() -> Iterator[FakeChat]:
 
 
 def problem() -> Problem:
-    return Problem(id="1", index=0, difficulty="introductory", fmt="stdin", fn_name=None, n_cases=1,
-                   n_cases_total=1, question="You are given two integers.")
+    return make_problem("1", "introductory", index=0, question="You are given two integers.")
 
 
 def test_openai_chat_sends_the_prompt_and_returns_the_text(chat: FakeChat, monkeypatch):

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import make_problem
 
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.dataset.problems import CALL, STDIN, Cases, Problem
@@ -31,7 +32,7 @@ def ex():
 
 
 def problem(fmt: str = STDIN, fn_name: str | None = None, pid: str = "1") -> Problem:
-    return Problem(id=pid, index=0, difficulty="interview", fmt=fmt, fn_name=fn_name, n_cases=1, n_cases_total=1)
+    return make_problem(pid, index=0, fmt=fmt, fn_name=fn_name)
 
 
 def stdin_kind(ex: Executor, profile: str, source: str, given, expected) -> tuple[str, str]:

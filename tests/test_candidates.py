@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import make_problem
 
 from pytest_apps.candidates.sources import (
     Candidate, CandidateError, load_candidates, most_common, parse_solutions, reference_folder,
@@ -16,8 +17,7 @@ F = "```"
 
 
 def problems(*ids: str) -> list[Problem]:
-    return [Problem(id=pid, index=i, difficulty="interview", fmt="stdin", fn_name=None, n_cases=1,
-                    n_cases_total=1) for i, pid in enumerate(ids)]
+    return [make_problem(pid, index=i) for i, pid in enumerate(ids)]
 
 
 def jsonl(path: Path, rows: list) -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import read_report, run
+from conftest import make_problem, read_report, run
 from pytest_apps.candidates.origins import PROVIDED, provided_candidates
 from pytest_apps.candidates.sources import CandidateError
 from pytest_apps.core.errors import HarnessError
@@ -133,8 +133,7 @@ def test_a_conftest_adds_header_lines_on_the_controller(sample_project: pytest.P
 
 
 def problem(pid: str, broken: str = "") -> Problem:
-    return Problem(id=pid, index=int(pid), difficulty="interview", fmt="stdin", fn_name=None, n_cases=1,
-                   n_cases_total=1, broken=broken)
+    return make_problem(pid, broken=broken)
 
 
 def test_provided_candidates_are_written_where_node_ids_start_and_replace_what_was_there(tmp_path: Path) -> None:

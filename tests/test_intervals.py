@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import make_problem
 
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.core.record import CaseRecord
-from pytest_apps.dataset.problems import Problem
 from pytest_apps.report.comparison import compare
 from pytest_apps.report.comparison_text import baseline_lines
 from pytest_apps.report.confidence import Unit, interval_figures
@@ -124,14 +124,10 @@ def test_coverage_of_the_pass_at_1_interval_is_at_least_nominal(problems, sample
 # ------------------------------------------------------------------------------ the figures as text
 
 
-def _problem(pid, tier):
-    return Problem(id=pid, index=int(pid), difficulty=tier, fmt="stdin", fn_name=None, n_cases=1, n_cases_total=1)
-
-
 def _sampled_summary(spec):
     problems, cands, records = [], {}, []
     for i, (tier, n, c) in enumerate(spec):
-        problems.append(_problem(str(i), tier))
+        problems.append(make_problem(str(i), tier))
         cands[str(i)] = [Candidate(problem_id=str(i), file=f"s/{i}/{j}.py", code="x", sample=j, label=f"sample_{j}")
                          for j in range(n)]
         records += [CaseRecord(problem=str(i), case=0, kind="pass" if j < c else "wrong_answer", sample=j)
@@ -164,7 +160,7 @@ def test_with_samples_every_report_says_the_figure_is_a_pass_at_1_estimate_with_
 
 
 def test_with_one_program_per_problem_the_figures_read_as_before():
-    problems = [_problem(str(i), "interview") for i in range(6)]
+    problems = [make_problem(str(i), "interview") for i in range(6)]
     records = [CaseRecord(problem=str(i), case=0, kind="pass" if i < 5 else "wrong_answer") for i in range(6)]
     summary = summarize(problems, {str(i): f"s/{i}.py" for i in range(6)}, [], records,
                         {"missing_ids": [], "wall_time": 1.0})

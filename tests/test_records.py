@@ -6,6 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import make_problem
+
 from pytest_apps.dataset.problems import Problem
 from pytest_apps.report.received import CaseRecords
 from pytest_apps.core.record import CaseRecord
@@ -19,8 +21,7 @@ def record(pid: str, case: int, kind: str, sample: int = 0) -> CaseRecord:
 
 
 def problem(pid: str, n: int) -> Problem:
-    return Problem(id=pid, index=int(pid), difficulty="interview", fmt="stdin", fn_name=None, n_cases=n,
-                   n_cases_total=n)
+    return make_problem(pid, n=n)
 
 
 KINDS = st.sampled_from(["pass", "pass", "wrong_answer", "runtime_error", "timeout"])

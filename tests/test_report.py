@@ -1,14 +1,15 @@
 """The roll-up from per-case records to per-problem verdicts and run figures (pure)."""
 
-from pytest_apps.dataset.problems import Problem, SkippedRow
+from conftest import make_problem
+
+from pytest_apps.dataset.problems import SkippedRow
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.report.rollup import summarize
 from pytest_apps.report.terminal import row_lines
 
 
 def problem(pid, tier="interview", n=3, broken=""):
-    return Problem(id=pid, index=int(pid), difficulty=tier, fmt="stdin", fn_name=None,
-                   n_cases=0 if broken else n, n_cases_total=n, broken=broken)
+    return make_problem(pid, tier, n=0 if broken else n, total=n, broken=broken)
 
 
 def records(pid, kinds):

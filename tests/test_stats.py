@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import make_problem
 
 from pytest_apps.core.record import CaseRecord
-from pytest_apps.dataset.problems import Problem
 from pytest_apps.report.rollup import summarize
 from pytest_apps.report.stats import clopper_pearson, mcnemar_exact, newcombe_paired, wilson, z_for
 
@@ -102,12 +102,8 @@ def test_mcnemar_exact_on_the_full_split_does_not_overflow():
 # --------------------------------------------------------------------------------- in the roll-up
 
 
-def _problem(pid, tier="interview"):
-    return Problem(id=pid, index=int(pid), difficulty=tier, fmt="stdin", fn_name=None, n_cases=1, n_cases_total=1)
-
-
 def test_summary_intervals_with_one_program_per_problem_are_clopper_pearson():
-    problems = [_problem(str(i), "introductory" if i < 10 else "interview") for i in range(50)]
+    problems = [make_problem(str(i), "introductory" if i < 10 else "interview") for i in range(50)]
     passing = set(range(21))
     records = [CaseRecord(problem=str(i), case=0, kind="pass" if i in passing else "wrong_answer") for i in range(50)]
     cands = {str(i): f"s/{i}.py" for i in range(48)}  # two without code
@@ -126,7 +122,7 @@ def test_summary_intervals_with_one_program_per_problem_are_clopper_pearson():
 def test_summary_intervals_with_samples_rest_on_effective_counts_for_pass_at_1_and_pass_at_k():
     from pytest_apps.candidates.sources import Candidate
 
-    problems = [_problem(str(i)) for i in range(20)]
+    problems = [make_problem(str(i)) for i in range(20)]
     cands, records = {}, []
     for i in range(20):
         samples = [Candidate(problem_id=str(i), file=f"s/{i}/{j}.py", code="", sample=j, label=str(j)) for j in range(5)]

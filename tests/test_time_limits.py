@@ -115,8 +115,9 @@ def test_a_program_over_its_limit_times_out_alone_and_beside_a_neighbour():
             with busy({cpu}, count=neighbours) if neighbours else _nothing():
                 stolen = steal(cpu)
                 near = ex.run_stdin(Program(BURN.format(cpu=0.53, out="late")), "")
-                # ended in the band (on a virtual machine, time the hypervisor took while it ran counts too)
-                assert near.status == RUN_TIMEOUT and 0.5 <= near.own_time < 0.575 + steal(cpu) - stolen, near
+                # ended in the band (on a virtual machine, time the hypervisor took while it ran counts too; and,
+                # as below, a little later when the executor's own wake-up waits for the CPU)
+                assert near.status == RUN_TIMEOUT and 0.5 <= near.own_time < 0.7 + steal(cpu) - stolen, near
                 far = ex.run_stdin(Program(BURN.format(cpu=5, out="never")), "")
                 # stopped at the band's end (a little later when the machine is so busy that the executor's own
                 # wake-up waits for the CPU too)

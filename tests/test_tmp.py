@@ -79,6 +79,34 @@ def test_a_call_based_program_uses_its_temporary_places(ex):
     assert json.loads(o.value_json) == EXPECTED
 
 
+def test_the_guard_lets_tempfile_through_when_the_package_is_installed(tmp_path) -> None:
+    """As a user installs it, the package lies in site-packages: the reliability guard still tells its own frames
+    from a third-party library's, so tempfile cleans up after a call-based program. (Here the copy lies under
+    /tmp, so the child has no private /tmp: tempfile must find its folder from TMPDIR, not from the server.)"""
+    import shutil
+    import subprocess
+
+    package = tmp_path / "lib" / "site-packages" / "pytest_apps"
+    here = os.path.dirname(os.path.dirname(os.path.abspath(sys.modules[Executor.__module__].__file__)))
+    shutil.copytree(here, package, ignore=shutil.ignore_patterns("__pycache__"))
+    script = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(package.parent)!r})\n"
+        "from pytest_apps.executor import Executor, Limits, Program\n"
+        "import pytest_apps.executor.child as child\n"
+        "assert 'site-packages' in child.__file__, child.__file__\n"
+        "code = 'import tempfile, os\\ndef main():\\n    with tempfile.TemporaryDirectory() as d:\\n'"
+        " '        with tempfile.NamedTemporaryFile(dir=d) as f:\\n            f.write(b\"x\")\\n'"
+        " '        return os.path.isdir(d)\\n'\n"
+        "with Executor(Limits(timeout=5)) as ex:\n"
+        "    o = ex.run_call(Program(code, 'c.py'), 'main', [])\n"
+        "print(json.dumps([o.status, o.exit_code, o.value_json, o.error]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == [RUN_EXITED, 0, "true", ""]
+
+
 @pytest.mark.parametrize("mode", ["stdin", "call"])
 def test_the_original_harness_way_too(mode):
     with Executor(Limits(timeout=10.0, memory=2 << 30)) as e:

@@ -171,8 +171,8 @@ def _for_the_library() -> bool:
         name = frame.f_code.co_filename
         if name.startswith(_FOR_THE_PROGRAM):
             return True
-        if not (name.startswith(_LIBRARY) or name == own) or "site-packages" in name:
-            return False
+        if name != own and (not name.startswith(_LIBRARY) or "site-packages" in name):
+            return False  # (this module's frames pass wherever it is installed: site-packages, for a user)
         frame = frame.f_back
     return False
 
@@ -274,6 +274,9 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         os.putenv(b"HOME", home)
         os.putenv(b"TMPDIR", home)
         os.environ._data[b"HOME"] = os.environ._data[b"TMPDIR"] = home
+        cached = sys.modules.get("tempfile")
+        if cached is not None:  # a folder the server found before the fork: the program's is its TMPDIR
+            cached.tempdir = None
         limits = cfg.get("limits")
         if limits:
             apply_limits(limits)
