@@ -289,8 +289,8 @@ def cpu_bound_project(pytester: pytest.Pytester) -> pytest.Pytester:
     return pytester
 
 
-@pytest.mark.parametrize("workers, neighbours", [("1", 0), ("8", 0), ("2", 6)],
-                         ids=["n1", "n8", "n2-beside-six-busy-processes"])
+@pytest.mark.parametrize("workers, neighbours", [("1", 0), ("4", 0), ("2", 6)],
+                         ids=["n1", "n4", "n2-beside-six-busy-processes"])
 def test_a_cpu_bound_correct_program_passes_at_any_n_and_under_load(cpu_bound_project: pytest.Pytester,
                                                                    workers, neighbours):
     two = two_cpus()
@@ -315,7 +315,7 @@ def test_a_program_sleeping_past_the_limit_times_out_at_any_n(pytester: pytest.P
     (pytester.path / "cands").mkdir()
     # the right answer, printed after 1.08 s of sleep under a 1 s limit: a timeout, and a near miss
     (pytester.path / "cands" / "1.py").write_text("import time\ntime.sleep(1.08)\nprint(3)\n")
-    for workers in ("1", "8"):  # one worker, and more workers than CPUs
+    for workers in ("1", "4"):  # one worker, and more workers than CPUs
         result = run(pytester, "--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--apps-timeout", "1",
                      "-n", workers)
         result.assert_outcomes(failed=2)
