@@ -21,7 +21,6 @@ would skip. Arguments after `--` go to pytest: `nox -s tests-oldest -- -k remote
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 
 import nox
@@ -31,8 +30,9 @@ nox.options.reuse_existing_virtualenvs = True
 
 HERE = os.path.realpath(os.path.dirname(__file__))
 if any(HERE == top or HERE.startswith(top + "/") for top in ("/tmp", "/dev/shm")):
-    nox.options.envdir = os.path.join(os.path.expanduser("~/.cache/pytest-apps/nox"),
-                                      hashlib.blake2b(HERE.encode(), digest_size=6).hexdigest())
+    # one place for every such checkout (a CI clone's path changes from run to run: no environment left behind
+    # per clone); each session reinstalls the project, so a reused environment tests this checkout
+    nox.options.envdir = os.path.expanduser("~/.cache/pytest-apps/nox")
 
 PYTHON = "3.11"
 # The floors in pyproject.toml (execnet, which pytest-xdist brings, at the release pytest-xdist 3.5 came out with).
