@@ -37,7 +37,7 @@ from typing import Any
 
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
-from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
+from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
