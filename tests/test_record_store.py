@@ -177,6 +177,27 @@ def test_with_fail_fast_a_reused_failure_stops_its_candidate(project: pytest.Pyt
     assert read_report(project)["run"]["executed"] == 1
 
 
+def test_tests_that_repeat_each_other_are_each_reported_from_their_shared_record(pytester: pytest.Pytester) -> None:
+    """APPS rows hold tests that repeat one another (the same input and output): their cases share one key and so
+    one stored record, and a resumed run reports each at its own index (none goes missing)."""
+    io = {"inputs": ["1\n", "2\n", "1\n", "1\n"], "outputs": ["1\n", "2\n", "1\n", "1\n"]}
+    rows = [{"problem_id": pid, "question": "Echo.", "solutions": "", "input_output": json.dumps(io),
+             "difficulty": "interview", "url": "", "starter_code": ""} for pid in (1, 2)]
+    (pytester.path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (pytester.path / "solutions").mkdir()
+    for pid in (1, 2):  # the same program for both problems: their tests share keys too
+        (pytester.path / "solutions" / f"{pid}.py").write_text("print(input())\n")
+    run(pytester, "--apps-dataset=rows.jsonl", "-n", "0").assert_outcomes(passed=8)
+    full = read_report(pytester)
+    again = run(pytester, "--apps-dataset=rows.jsonl", "-n", "0", "--apps-resume")
+    again.assert_outcomes(passed=8)
+    resumed = read_report(pytester)
+    assert resumed["run"]["reused"] == 8 and resumed["run"]["executed"] == 0
+    assert [(p["id"], [t["case"] for t in p["tests"]]) for p in resumed["problems"]] == [("1", [0, 1, 2, 3]),
+                                                                                      ("2", [0, 1, 2, 3])]
+    assert records_of(resumed) == records_of(full)
+
+
 def test_a_borderline_record_is_never_reused(project: pytest.Pytester) -> None:
     run(project, "--apps-dataset=sample", "-n", "0", "--apps-only", "900001").assert_outcomes(passed=5)
     store = RecordStore(project.path / ".apps-records").load()

@@ -101,8 +101,12 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
 
 
 def restamped(record: CaseRecord, case: PlannedCase) -> CaseRecord:
-    """A stored record as this run's case: its node id and rerun id (the same program may sit elsewhere now)."""
-    return replace(record, nodeid=case.nodeid, rerun_id=case.rerun_id if record.kind != PASS else "")
+    """A stored record as this run's case: its problem, sample, test index, node id and rerun id. A key names what
+    decides a record, not where the case sits: a problem's tests that repeat one another (APPS rows hold such
+    duplicates), another sample or problem with the same program and test, or a program moved elsewhere, share
+    one stored record."""
+    return replace(record, problem=case.problem.id, sample=case.candidate.sample, case=case.index,
+                   nodeid=case.nodeid, rerun_id=case.rerun_id if record.kind != PASS else "")
 
 
 class Ledger:
