@@ -121,6 +121,21 @@ def descendants_of(pid: int) -> set[int]:
             todo.append(child)
     return out
 
+def cmdline(pid: int) -> bytes:
+    """A process's command line from /proc (empty once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def parent_of(pid: int) -> int | None:
+    """A process's parent from /proc (None once it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
 
 def junit_outcomes(path: Path) -> dict[tuple[str, str], str]:
     """(classname, name) -> outcome of every test case of a JUnit file."""

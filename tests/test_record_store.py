@@ -20,7 +20,7 @@ import pytest
 from pytest_apps.core.record import CaseRecord
 from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, read_segment
 
-from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, descendants_of, read_report, run
+from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, cmdline, descendants_of, parent_of, read_report, run
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
 
@@ -299,20 +299,6 @@ def local_workers(controller: int) -> set[int]:
     whose own server measures the machine's speed)."""
     servers = [pid for pid in descendants_of(controller) if b"executor/serve.py" in cmdline(pid)]
     return {parent for parent in map(parent_of, servers) if parent not in (None, controller)}
-
-
-def cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def parent_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 @pytest.mark.parametrize("name", [*SIGNALS, "lost-worker"])

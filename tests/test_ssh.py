@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from sshserver import ALIAS, SshServer, Unavailable
 
-from conftest import UNUSED_PLUGINS, descendants_of, junit_outcomes, permutation_project, read_report, run
+from conftest import UNUSED_PLUGINS, cmdline, descendants_of, junit_outcomes, parent_of, permutation_project, read_report, run
 
 # The real rows, minus 7 and 17, whose most common programs time out on a hundred tests (minutes of waiting
 # that show nothing more): 19 problems, every one of their 2,000 tests.
@@ -206,24 +206,10 @@ def running_worker(server: SshServer, controller: subprocess.Popen[bytes], outpu
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert controller.poll() is None, "the run ended before a worker could be stopped:\n" + output.text()
-        workers = {parent(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
+        workers = {parent_of(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
         workers.discard(None)
         if workers and re.search(r"\[\d+ items?\]\s*\n\s*[.FEsx]", output.text()):  # a test's progress mark
             tmp = server.not_the_package(server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split())
             return min(workers), tmp
         time.sleep(0.05)
     raise AssertionError("no remote worker ran a case:\n" + output.text())
-
-
-def cmdline(pid: int) -> bytes:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
-def parent(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
