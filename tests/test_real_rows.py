@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import descendants_of, read_report, run
+from conftest import cmdline, descendants_of, read_report, run
 
 RIGHT = {"15": "VichyTong/CodeJudge", "4004": "janphilippfranken/printllama"}  # sources report 1.0
 WRONG = {  # sources report 0.0 of the tests passed
@@ -20,32 +21,34 @@ WRONG = {  # sources report 0.0 of the tests passed
 }
 
 
-def orphaned_servers() -> set[int]:
-    """Executor servers whose pytest process is gone (a live server belongs to a running pytest, such as
-    a test running beside this one under xdist; an orphan outlived the run that started it)."""
+def servers_in(folder: Path) -> set[int]:
+    """Executor servers started by a run in `folder`: a server keeps the working directory of the pytest process
+    that started it, so a run's servers are told apart from those of tests running beside this one under xdist
+    (some of which kill their controller on purpose and leave servers on their way out)."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if b"pytest_apps/executor/serve.py" not in (entry / "cmdline").read_bytes():
-                    continue
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                parent = Path(f"/proc/{ppid}/cmdline").read_bytes()
-            except (OSError, IndexError, ValueError):
+                if b"pytest_apps/executor/serve.py" in (entry / "cmdline").read_bytes() and (
+                        Path(os.readlink(entry / "cwd")) == folder):
+                    found.add(int(entry.name))
+            except OSError:
                 continue
-            # a server's own zygote and children run serve.py too: they belong to a live server; an xdist worker
-            # (of any run on the machine) is an execnet bootstrap, "python -u -c import sys;exec(eval(...))"
-            if not any(name in parent for name in (b"pytest", b"xdist", b"execnet", b"executor/serve.py",
-                                                   b"exec(eval(sys.stdin.readline()))")):
-                found.add(int(entry.name))
     return found
 
 
-def cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return f"{pid} (gone)"
+def outliving(folder: Path, grace: float = 10.0) -> set[int]:
+    """The run's servers still alive `grace` seconds after its pytest process ended (a server that was told to
+    stop takes a moment to be gone: its mount namespaces end first)."""
+    deadline = time.monotonic() + grace
+    while (left := servers_in(folder)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def command_line(pid: int) -> str:
+    text = cmdline(pid)
+    return text.replace(b"\0", b" ").decode(errors="replace") if text else f"{pid} (gone)"
 
 
 def args_for(shared: Path, pytester: pytest.Pytester, *extra: str) -> list[str]:
@@ -66,7 +69,7 @@ def candidate_folder(shared: Path, folder: Path, picks: dict[str, str]) -> None:
 def test_reference_solutions_pass_every_test_but_top_level_returns_and_leave_no_process(
     pytester: pytest.Pytester, shared_data: Path
 ):
-    before, ours_before = orphaned_servers(), descendants_of(os.getpid())  # (other tests' executors may be alive)
+    ours_before = descendants_of(os.getpid())
     result = run(pytester, *args_for(shared_data, pytester, "--apps-candidates", "reference", "--apps-samples", "1",
                                      "--apps-max-tests", "0", "-n", "2"))
     report = read_report(pytester)
@@ -86,9 +89,9 @@ def test_reference_solutions_pass_every_test_but_top_level_returns_and_leave_no_
     result.stdout.fnmatch_lines(["*references failing under seed that pass under --apps-judge apps: "
                                  "15 (sample 0), 16 (sample 0)*"])
     assert result.parseoutcomes().get("error", 0) == 0
-    assert orphaned_servers() <= before, "an executor server outlived its pytest run"
+    assert not outliving(pytester.path.resolve()), "an executor server outlived its pytest run"
     left = descendants_of(os.getpid()) - ours_before - {os.getpid()}
-    assert not left, f"processes started by the run are still alive: {[cmdline(p) for p in left]}"
+    assert not left, f"processes started by the run are still alive: {[command_line(p) for p in left]}"
 
 
 def test_known_right_pass_known_wrong_fail_serial_and_parallel(pytester: pytest.Pytester, shared_data: Path):
