@@ -18,9 +18,13 @@ from pathlib import Path
 import pytest
 
 from pytest_apps.core.record import CaseRecord
-from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, read_segment
+from pytest_apps.engine.records import JudgeKey, RecordStore, case_digest, case_key, judge_key, read_segment
+from pytest_apps.executor import Limits
+from pytest_apps.judge.checkers import Checkers
+from pytest_apps.judge.profiles import Judging
+from pytest_apps.judge.special import SpecialJudges
 
-from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, cmdline, descendants_of, parent_of, read_report, run
+from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, cmdline, descendants_of, make_problem, parent_of, read_report, run
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
 
@@ -107,6 +111,35 @@ def test_the_key_changes_with_everything_that_decides_a_record() -> None:
         case_key(judge, "print(3)", "stdin", None, test, version="another harness"),
     ]
     assert base not in changed and len(set(changed)) == len(changed)
+
+
+
+def test_the_judge_key_holds_a_problems_own_limits_its_special_judge_and_its_checker(tmp_path: Path) -> None:
+    """What decides a problem's records besides the run's settings: the row's limits once per-problem limits are
+    on, the kind TACO's list gives it, and the checker that decides it (a hook's text before a file)."""
+    base = Limits(timeout=4.0)
+    limited = make_problem("7", time_limit=2.0, memory_limit=256 << 20)
+    plain = make_problem("7")
+    fixed = judge_key(Judging(), base, limited)
+    assert fixed == judge_key(Judging(), base, plain)  # fixed limits: the row's are not used, nor in the key
+    row = judge_key(Judging(row_limits=True), base, limited)
+    assert row.limits["timeout"] == 2.0 and row.row_memory == 256 << 20
+    assert judge_key(Judging(row_limits=True, time_scale=2.0), base, limited).limits["timeout"] == 4.0
+    assert judge_key(Judging(row_limits=True), base, plain) == fixed  # a row without limits runs under the run's
+    special = SpecialJudges({"7": 3})
+    assert judge_key(Judging(special=special), base, plain).special == 3
+    assert judge_key(Judging(special=special), base, make_problem("8")).special is None
+    keys = {j.text() for j in (fixed, row, judge_key(Judging(special=special), base, plain))}
+    assert len(keys) == 3
+
+    (tmp_path / "7.py").write_text("def check(i, e, g):\n    return True\n")
+    from_file = Checkers(tmp_path)
+    from_hook = Checkers(tmp_path, {"7": "def check(i, e, g):\n    return False\n"})
+    assert from_file.digest("7") and from_file.digest("8") == ""
+    assert from_hook.digest("7") != from_file.digest("7")  # the hook's text decides, so it is what the key holds
+    before = from_file.digest("7")
+    (tmp_path / "7.py").write_text("def check(i, e, g):\n    return False  # changed\n")
+    assert Checkers(tmp_path).digest("7") != before
 
 
 # ------------------------------------------------------------------------------------------------ end to end

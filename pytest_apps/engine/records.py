@@ -33,6 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from ..core.record import CaseRecord
+from ..dataset.problems import Problem
+from ..executor import Limits
+from ..judge.profiles import Judging
+from .limits import problem_limits
 
 SUFFIX = ".rec"
 SYNC_EVERY = 2.0  # seconds between fsyncs of a segment being written
@@ -69,29 +73,37 @@ def case_digest(test_input: Any, expected: Any) -> str:
 
 @dataclass(frozen=True)
 class JudgeKey:
-    """What, beside the program and the test, decides a record: profile, checker, audit, limits."""
+    """What, beside the program, the test and the checker, decides a record: the profile, the audit, the limits
+    the case runs under, and (TACO) the row's memory limit checked after the run and the special-judge kind."""
 
     profile: str
     audit: bool
-    limits: dict[str, Any]  # the executor's limits (time limit already scaled), as plain data
+    limits: dict[str, Any]  # the executor's limits for the case (time limit already scaled), as plain data
+    row_memory: int | None = None  # with per-problem limits: the row's memory limit (bytes), else None
+    special: int | None = None  # the special-judge kind TACO's list gives the problem, else None
 
     def text(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
 
+def judge_key(judging: Judging, base: Limits, problem: Problem) -> JudgeKey:
+    """The judge part of the key of `problem`'s cases under `judging`, with `base` the run's limits (a problem
+    with limits of its own runs under those with per-problem limits on)."""
+    limits = problem_limits(base, problem, judging.row_limits, judging.time_scale)
+    return JudgeKey(judging.profile, judging.audit, asdict(limits),
+                    row_memory=problem.memory_limit if judging.row_limits else None,
+                    special=judging.special.kind(problem.id) if judging.special is not None else None)
+
+
 def case_key(judge: JudgeKey, code: str | None, fmt: str, fn_name: str | None, test: str, checker: str = "",
              version: str = HARNESS_VERSION) -> str:
     """The key of one case: a hash of everything that decides its record. `test` is `case_digest` of the test,
-    `checker` the digest of the problem's checker file ("" without one)."""
+    `checker` the digest of the problem's checker (`Checkers.digest`: "" without one)."""
     h = hashlib.blake2b(digest_size=20)
     for part in (version, judge.text(), fmt, fn_name or "", checker, test):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     h.update(b"\1" if code is None else b"\2" + code.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
-
-
-def file_digest(path: str | Path) -> str:
-    return hashlib.blake2b(Path(path).read_bytes(), digest_size=16).hexdigest()
 
 
 def _line(key: str, record: CaseRecord, version: str) -> bytes:

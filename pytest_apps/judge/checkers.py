@@ -20,6 +20,7 @@ something else is a harness error naming its file, never a verdict on the candid
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import signal
 import threading
@@ -72,6 +73,17 @@ class Checkers:
             return f"pytest_apps_checker(problem {problem_id})"
         path = self.files.get(problem_id)
         return None if path is None else str(path)
+
+    def digest(self, problem_id: str) -> str:
+        """A digest of the checker that decides `problem_id` (the text a hook gave, else its file's content),
+        or "" without one: what a record's key holds of it."""
+        if problem_id in self.sources:
+            data = self.sources[problem_id].encode("utf-8", "surrogatepass")
+        elif problem_id in self.files:
+            data = self.files[problem_id].read_bytes()
+        else:
+            return ""
+        return hashlib.blake2b(data, digest_size=16).hexdigest()
 
     def bind(self, problem_id: str, given: Any, expected: Any) -> Callable[[Any], tuple[bool, str]] | None:
         """The checker of `problem_id` for one test (its input or arguments, and expected output), as the judge

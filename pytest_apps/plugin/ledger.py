@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from ..candidates.sources import Candidate
 from ..core.outcome import PASS
 from ..core.record import CaseRecord
 from ..dataset.problems import Problem, case_order
-from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, file_digest
+from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, judge_key
 from . import nodeids
 from .plan import PlanTestData
 from .state import ControllerState, RunState
@@ -78,11 +78,11 @@ def planned_cases(by_file: dict[str, list[tuple[Problem, list[Candidate]]]], roo
 
 def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
     """Each case's key (engine.records.case_key). Reads every problem's test data once, here on the controller."""
-    judging = state.judging
-    judge = JudgeKey(judging.profile, judging.audit, asdict(state.limits()))
+    judging, base = state.judging, state.limits()
     checkers = judging.checkers
     test_data = PlanTestData(state.plan, keep=1)
     digests: dict[str, list[str]] = {}
+    judges: dict[str, JudgeKey] = {}
     checker_digests: dict[str, str] = {}
     out: dict[str, str] = {}
     for case in cases:
@@ -91,11 +91,11 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
         if tests is None:
             data = test_data.get(case.problem)
             tests = digests[pid] = [case_digest(i, o) for i, o in zip(data.inputs, data.outputs)]
-            path = checkers.files.get(pid) if checkers is not None else None
-            checker_digests[pid] = file_digest(path) if path is not None else ""
+            checker_digests[pid] = checkers.digest(pid) if checkers is not None else ""
+            judges[pid] = judge_key(judging, base, case.problem)
         if case.index >= len(tests):
             continue
-        out[case.nodeid] = case_key(judge, case.candidate.code, case.problem.fmt, case.problem.fn_name,
+        out[case.nodeid] = case_key(judges[pid], case.candidate.code, case.problem.fmt, case.problem.fn_name,
                                     tests[case.index], checker_digests[pid])
     return out
 
