@@ -58,7 +58,9 @@ def diff(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     data = comparison.to_dict()
-    gate = regression_verdict(args.apps_fail_on_regression, comparison)
+    run = new.get("run") or {}
+    incomplete = None if run.get("complete", True) else (run.get("incomplete") or "incomplete run")
+    gate = regression_verdict(args.apps_fail_on_regression, comparison, incomplete)
     if args.apps_markdown:
         from .report.markdown import markdown_text, write_markdown
 

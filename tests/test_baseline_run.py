@@ -211,3 +211,19 @@ def test_diff_refuses_unusable_and_mismatched_reports(changed: pytest.Pytester) 
     anyway = diff(changed.path, "reports/base.json", "reports/apps-report.json", "--apps-baseline-any", "--json")
     assert anyway.returncode == 0
     assert json.loads(anyway.stdout)["differences"] == [{"setting": "max_tests", "then": "20 tests", "now": "2 tests"}]
+
+
+def test_diff_never_passes_an_incomplete_report_with_the_regression_gate(changed: pytest.Pytester) -> None:
+    """The same report as its own baseline passes the gate; marked incomplete (as an interrupted run writes it),
+    the gate fails and says why, as the run's own gate does."""
+    base = json.loads((changed.path / "reports" / "base.json").read_text())
+    assert base["run"]["complete"]
+    same = diff(changed.path, "reports/base.json", "reports/base.json", "--apps-fail-on-regression")
+    assert same.returncode == 0, same.stdout + same.stderr
+    base["run"].update(complete=False, interrupted="SIGINT", incomplete="interrupted (SIGINT): 12 cases never ran")
+    (changed.path / "reports" / "cut.json").write_text(json.dumps(base))
+    cut = diff(changed.path, "reports/base.json", "reports/cut.json", "--apps-fail-on-regression")
+    assert cut.returncode == 1
+    assert ("FAIL: --apps-fail-on-regression cannot pass an incomplete run (interrupted (SIGINT): 12 cases never "
+            "ran)") in cut.stdout.splitlines()
+    assert diff(changed.path, "reports/base.json", "reports/cut.json").returncode == 0  # (no gate asked for)

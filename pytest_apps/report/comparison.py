@@ -107,8 +107,8 @@ class Comparison:
 
 
 def load_report(path: str | Path, shown: str | None = None) -> dict[str, Any]:
-    """A JSON report read for comparison, kept small: its settings, source and summary, and per problem only
-    the fields a comparison reads. `shown` is how messages name the file (default: the path)."""
+    """A JSON report read for comparison, kept small: its run section, settings, source and summary, and per
+    problem only the fields a comparison reads. `shown` is how messages name the file (default: the path)."""
     path = Path(path)
     name = shown or str(path)
     try:
@@ -134,6 +134,7 @@ def load_report(path: str | Path, shown: str | None = None) -> dict[str, Any]:
         problems.append({k: p.get(k) for k in PROBLEM_FIELDS})
     return {
         "version": data.get("version"),
+        "run": data.get("run") or {},  # whether the run was complete (a gate never passes an incomplete one)
         "settings": data.get("settings") or {},
         "source": data.get("source") or {},
         "summary": data["summary"],
