@@ -176,3 +176,30 @@ def test_a_baseline_with_samples_counts_samples_on_each_side():
     assert line.startswith("strict accuracy (pass@1 estimates) then 0.00% (0 of 40 samples passing), now 100.00% "
                            "(40 of 40 samples passing): +100.00 points, 95% CI -")
     assert "+100.0 to +100.0" not in line
+
+
+def test_with_samples_tags_and_skills_count_samples_as_tiers_do():
+    """TACO's per-tag and per-skill figures with several samples: the same estimate with the same counts behind
+    it as the tiers', in every report (never `65.00% (0/1)`)."""
+    problems, cands, records = [], {}, []
+    for i, (n, c) in enumerate([(20, 13), (4, 1)]):
+        problems.append(make_problem(str(i), "EASY", tags=("Sorting",), skills=("Greedy algorithms",)))
+        cands[str(i)] = [Candidate(problem_id=str(i), file=f"s/{i}/{j}.py", code="x", sample=j, label=f"sample_{j}")
+                         for j in range(n)]
+        records += [CaseRecord(problem=str(i), case=0, kind="pass" if j < c else "wrong_answer", sample=j)
+                    for j in range(n)]
+    summary = summarize(problems, cands, [], records, {"missing_ids": [], "wall_time": 1.0})
+    f = summary.figures
+    assert f["samples_per_tag"] == {"Sorting": {"samples": 24, "samples_passing": 14}}
+    assert f["samples_per_skill"] == {"Greedy algorithms": {"samples": 24, "samples_passing": 14}}
+    tag = f["figure_texts"]["per_tag"]["Sorting"]
+    assert tag.startswith("45.00% (14 of 24 samples passing, 2 problems, 95% CI ")
+    assert f["figure_texts"]["per_skill"]["Greedy algorithms"] == tag == f["figure_texts"]["per_tier"]["EASY"]
+    lines = summary_lines(summary)
+    assert "per tag: Sorting " + tag in lines and "per skill: Greedy algorithms " + tag in lines
+    assert not any("(0/2" in line for line in lines)
+    doc = document({}, {}, summary)
+    md = markdown_text(doc)
+    assert "| tag: Sorting | 2 | 14 of 24 samples | 45.00% |" in md
+    assert "| skill: Greedy algorithms | 2 | 14 of 24 samples | 45.00% |" in md
+    assert render_html(doc).count("14 of 24 samples passing, 2 problems") >= 3  # the tier, the skill and the tag

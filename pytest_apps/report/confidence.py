@@ -126,11 +126,18 @@ def sampled_counts(figures: Any) -> str:
     return f"{total} sample{'' if total == 1 else 's'} of {n} problem{'' if n == 1 else 's'}"
 
 
+# The groups a run's problems are counted in (tiers, TACO's skill types and tags), and where the figures hold the
+# samples behind each group's figure.
+GROUPS = ("per_tier", "per_skill", "per_tag")
+SAMPLES_OF = {"per_tier": "samples_per_tier", "per_skill": "samples_per_skill", "per_tag": "samples_per_tag"}
+
+
 def figure_texts(figures: Any) -> dict[str, Any]:
     """The headline figures as every report writes them (terminal, JSON `summary.figure_texts`, HTML,
     Markdown): the value, what it counts, and its interval. With several samples strict accuracy is marked an
     estimate of pass@1 and counts samples: `12.50% (pass@1 estimate: 1 of 8 samples passing, 4 problems),
-    95% CI 0.0-71.6%`. Per tier without the label: `0.00% (0 of 3 samples passing, 2 problems, 95% CI ...)`."""
+    95% CI 0.0-71.6%`. Per tier, skill and tag without the label: `0.00% (0 of 3 samples passing, 2 problems,
+    95% CI ...)`."""
     f = figures or {}
     ci = f.get("intervals") or {}
     level = ci.get("level")
@@ -149,20 +156,21 @@ def figure_texts(figures: Any) -> dict[str, Any]:
         "strict_accuracy_with_code": line(f.get("strict_accuracy_with_code"), counts_text(
             f.get("passed", 0), f.get("problems_with_code", 0), with_code.get("samples"),
             with_code.get("samples_passing"), sampled), ci.get("strict_accuracy_with_code")),
-        "per_tier": {},
     }
-    tier_samples = f.get("samples_per_tier") or {}
-    for tier, t in (f.get("per_tier") or {}).items():
-        if not t.get("problems"):
-            continue
-        counted = tier_samples.get(tier) or {}
-        counts = counts_text(t.get("passed", 0), t["problems"], counted.get("samples"), counted.get("samples_passing"),
-                             sampled)
-        if not sampled:
-            counts = f"{t.get('passed', 0)}/{t['problems']}"
-        text = ci_text((ci.get("per_tier") or {}).get(tier), level)
-        out["per_tier"][tier] = f"{pct(t.get('strict_accuracy'))} ({counts}" + (f", {text}" if text else "") + ")"
+    for key in GROUPS:
+        counted_by_name = f.get(SAMPLES_OF[key]) or {}
+        out[key] = {}
+        for name, t in (f.get(key) or {}).items():
+            if not t.get("problems"):
+                continue
+            counted = counted_by_name.get(name) or {}
+            counts = counts_text(t.get("passed", 0), t["problems"], counted.get("samples"),
+                                 counted.get("samples_passing"), sampled)
+            if not sampled:
+                counts = f"{t.get('passed', 0)}/{t['problems']}"
+            text = ci_text((ci.get(key) or {}).get(name), level)
+            out[key][name] = f"{pct(t.get('strict_accuracy'))} ({counts}" + (f", {text}" if text else "") + ")"
     return out
 
 
-__all__ = ["Unit", "group_intervals", "figure_texts", "sampled_counts", "counts_text", "is_sampled", "interval_figures", "mean_interval", "pass_at_k_interval", "range_text", "ci_text", "points_range", "points_text"]
+__all__ = ["GROUPS", "SAMPLES_OF", "Unit", "group_intervals", "figure_texts", "sampled_counts", "counts_text", "is_sampled", "interval_figures", "mean_interval", "pass_at_k_interval", "range_text", "ci_text", "points_range", "points_text"]

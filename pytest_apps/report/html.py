@@ -40,7 +40,7 @@ from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUT
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import TACO_TIERS, TIERS
 from .comparison_text import side_counts
-from .confidence import ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
+from .confidence import SAMPLES_OF, ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
 # is core.outcome's (every verdict kind, and the harness error); "not_run" and "broken" are the page's own cells
@@ -276,7 +276,7 @@ def _groups(f: Mapping[str, Any], key: str, title: str, names: list[str]) -> str
     per_tier = f.get(key) or {}
     ci = (f.get("intervals") or {}).get(key) or {}
     sampled = is_sampled(f)
-    tier_samples = (f.get("samples_per_tier") or {}) if key == "per_tier" else {}
+    tier_samples = f.get(SAMPLES_OF[key]) or {}
     rows = []
     for name in names:
         t = per_tier[name] or {}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .comparison_text import side_counts
-from .confidence import ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
+from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
 from .stats import SQUARE_AND_ADD
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -58,18 +58,14 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
              "| | problems | passed | strict accuracy | 95% CI |", "| --- | ---: | ---: | ---: | --- |",
              f"| all | {f.get('problems', 0)} | {_passed(f.get('passed', 0), f.get('samples_passing'), (f.get('samples') or {}).get('total'), sampled)} | "
              f"{pct(f.get('strict_accuracy'))} | {range_text(ci.get('strict_accuracy'))} |"]
-    tier_samples = f.get("samples_per_tier") or {}
-    for tier, t in (f.get("per_tier") or {}).items():
-        if t.get("problems"):
-            counted = tier_samples.get(tier) or {}
-            passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
-            lines.append(f"| {cell(tier)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
-                         f"{range_text((ci.get('per_tier') or {}).get(tier))} |")
-    for key, label in (("per_skill", "skill"), ("per_tag", "tag")):
+    for key, label in (("per_tier", ""), ("per_skill", "skill: "), ("per_tag", "tag: ")):
+        counted_by_name = f.get(SAMPLES_OF[key]) or {}
         for name, t in (f.get(key) or {}).items():
             if t.get("problems"):
-                lines.append(f"| {label}: {cell(name)} | {t['problems']} | {t['passed']} | "
-                             f"{pct(t.get('strict_accuracy'))} | {range_text((ci.get(key) or {}).get(name))} |")
+                counted = counted_by_name.get(name) or {}
+                passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
+                lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
+                             f"{range_text((ci.get(key) or {}).get(name))} |")
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())

@@ -256,8 +256,9 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
             continue
         per_tier[tier] = group_figures(members)
         tier_samples[tier] = _sample_counts(members)
-    per_tag = {name: group_figures(members) for name, members in grouped_by(results, "tags").items()}
-    per_skill = {name: group_figures(members) for name, members in grouped_by(results, "skills").items()}
+    tags, skills = grouped_by(results, "tags"), grouped_by(results, "skills")
+    per_tag = {name: group_figures(members) for name, members in tags.items()}
+    per_skill = {name: group_figures(members) for name, members in skills.items()}
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
     figures = {
         "problems": n,
@@ -287,6 +288,8 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
         **sample_figures(results),
         "samples_per_tier": tier_samples,
+        "samples_per_tag": {name: _sample_counts(members) for name, members in tags.items()},
+        "samples_per_skill": {name: _sample_counts(members) for name, members in skills.items()},
         "intervals": intervals(results, list(per_tier), per_tag, per_skill),
         **step_figures(results),
     }

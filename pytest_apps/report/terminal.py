@@ -24,24 +24,13 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         text = ci_text(interval, ci.get("level"))
         return f" ({text})" if text else ""
 
-    def with_ci(interval: object) -> str:
-        text = ci_text(interval, ci.get("level"))
-        return f", {text}" if text else ""
-
     texts = figure_texts(f)
     lines = [
         "strict accuracy: " + texts["strict_accuracy"],
         "strict accuracy over problems with code: " + texts["strict_accuracy_with_code"],
     ]
-    tiers = ", ".join(f"{tier} {text}" for tier, text in texts["per_tier"].items())
-    if tiers:
-        lines.append("per tier: " + tiers)
-    for key, label in (("per_skill", "per skill"), ("per_tag", "per tag")):
-        groups = ", ".join(
-            f"{name} {pct(t['strict_accuracy'])} ({t['passed']}/{t['problems']}"
-            + with_ci((ci.get(key) or {}).get(name)) + ")"
-            for name, t in (f.get(key) or {}).items() if t["problems"]
-        )
+    for key, label in (("per_tier", "per tier"), ("per_skill", "per skill"), ("per_tag", "per tag")):
+        groups = ", ".join(f"{name} {text}" for name, text in texts[key].items())
         if groups:
             lines.append(f"{label}: {groups}")
     lines.extend(taco_lines(f))
