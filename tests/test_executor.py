@@ -66,6 +66,47 @@ def test_real_program_semantics(ex):
     assert o.stdout == "['1', '2', '3']\n", o
 
 
+STREAMS = ("import json, sys\n"
+           "print(json.dumps([[s.name, s.mode, s.encoding, s.fileno(), s.buffer.mode, s.buffer.name, s.readable(),\n"
+           "                   s.writable()] for s in (sys.stdin, sys.stdout, sys.stderr)]))\n")
+
+
+def test_the_standard_streams_are_those_of_python_prog_py(ex, tmp_path):
+    """Names, modes, encoding and descriptors as `python prog.py < input` has them (the fast-I/O templates of
+    competitive programming read `file.mode` and `file.fileno()`)."""
+    (tmp_path / "prog.py").write_text(STREAMS)
+    real = subprocess.run([sys.executable, "prog.py"], cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, env={"PATH": os.environ.get("PATH", ""), "LANG": "C.UTF-8"}, check=True)
+    assert ex.run_stdin(P(STREAMS), "").stdout == real.stdout
+    fast_io = (
+        "import os, sys\n"
+        "from io import BytesIO, IOBase\n"
+        "class FastIO(IOBase):\n"
+        "    def __init__(self, file):\n"
+        "        self._fd = file.fileno()\n"
+        "        self.buffer = BytesIO()\n"
+        "        self.writable = 'x' in file.mode or 'r' not in file.mode\n"
+        "        self.write = self.buffer.write if self.writable else None\n"
+        "    def read(self):\n"
+        "        while True:\n"
+        "            b = os.read(self._fd, max(os.fstat(self._fd).st_size, 8192))\n"
+        "            if not b:\n"
+        "                break\n"
+        "            self.buffer.seek(0, 2), self.buffer.write(b)\n"
+        "        self.buffer.seek(0)\n"
+        "        return self.buffer.read()\n"
+        "    def flush(self):\n"
+        "        if self.writable:\n"
+        "            os.write(self._fd, self.buffer.getvalue())\n"
+        "            self.buffer.truncate(0), self.buffer.seek(0)\n"
+        "inp, out = FastIO(sys.stdin), FastIO(sys.stdout)\n"
+        "out.write(str(sum(map(int, inp.read().split()))).encode() + b'\\n')\n"
+        "out.flush()\n"
+    )
+    o = ex.run_stdin(P(fast_io), "1 2\n3\n")
+    assert (o.status, o.stdout) == (RUN_EXITED, "6\n"), o
+
+
 def test_stdin_buffer_and_big_int(ex):
     o = ex.run_stdin(P("import sys\nn = int(sys.stdin.buffer.read())\nprint(len(str(10 ** n)))"), "10000\n")
     assert o.stdout == "10001\n", o
