@@ -54,7 +54,7 @@ from .problems import (
 )
 from .rows import Source
 
-FORMAT = 2  # 2: problems carry TACO tags, skills and row limits
+FORMAT = 3  # 2: problems carry TACO tags, skills and row limits; 3: a TACO row without a tier is UNKNOWN_DIFFICULTY
 INDEX_FILE = "index.json"
 CACHED, BUILT, NONE = "cached", "built", "none"
 _LEFTOVER_AGE_S = 6 * 3600  # a temporary folder this old is a crashed build's: swept by the next build

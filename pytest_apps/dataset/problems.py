@@ -132,9 +132,11 @@ def problem_id_of(row: dict[str, Any], index: int) -> str:
 
 
 def row_difficulty(row: dict[str, Any]) -> str:
-    """APPS tiers in lower case (as codeparrot writes them), TACO's in upper case (as TACO does)."""
+    """APPS tiers in lower case (as codeparrot writes them), TACO's in upper case (as TACO does); a TACO row without
+    one is TACO's UNKNOWN_DIFFICULTY (not a tier with an empty name)."""
     value = row.get("difficulty")
-    return taco.tier_of(value) or str(value or "").strip().lower()
+    tier = taco.tier_of(value) or str(value or "").strip().lower()
+    return tier or (taco.UNKNOWN_TIER if taco.is_taco_row(row) else "")
 
 
 def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
