@@ -55,13 +55,16 @@ from .rows import (
     AmbiguousConfigs,
     DatasetError,
     Source,
+    arrow_file_rows,
     find_split_files,
     iter_jsonl,
     limit_rows,
+    open_arrow,
     open_parquet,
     parquet_file_rows,
     read_rows,
     short_error,
+    state_listed_arrow_files,
 )
 
 _HUB_TIMEOUT_DEFAULT = 5.0  # seconds for the metadata request that decides online vs cache
@@ -263,7 +266,11 @@ def _open_hub_other_layout(spec: str, split: str, revision: str | None, stop: in
             kind, files = find_split_files(snapshot / folder, split)
         except AmbiguousConfigs as exc:
             raise _ambiguous(spec, where, split, exc.configs) from None
-        return Source(spec, split, revision, _snapshot_commit(files[0])), read_rows(kind, files, stop)
+        source = Source(spec, split, revision, _snapshot_commit(files[0]))
+        listed = state_listed_arrow_files(files[0].parent) if kind == "arrow" else []
+        if any(not p.is_file() for p in listed):  # a limited run fetched only the first shards
+            return source, _cached_arrow_shards(listed, stop, where)
+        return source, read_rows(kind, files, stop)
     try:
         info = HfApi().dataset_info(repo_id, revision=rev, timeout=_hub_timeout(), files_metadata=False)
         listed = [s.rfilename for s in (info.siblings or [])]
@@ -276,9 +283,48 @@ def _open_hub_other_layout(spec: str, split: str, revision: str | None, stop: in
         cached = [try_to_load_from_cache(repo_id, n, revision=commit, repo_type="dataset") for n in wanted]
         if not all(isinstance(c, str) for c in cached):  # the first rows only: a row group at a time over HTTP
             return source, _stream_hub_parquet(repo_id, commit, wanted, stop)
+    if kind == "arrow" and stop is not None and len(wanted) > 1:
+        # Arrow files (BAAI/TACO's save_to_disk shards) have no footer to read a part of: the first rows only
+        # need the first shards, each downloaded (into the hub cache) when the rows before it are used up
+        state = f"{wanted[0].rsplit('/', 1)[0]}/state.json" if "/" in wanted[0] else "state.json"
+        if state in listed:  # the shards' list, so that an offline run knows what the cache lacks
+            _download(repo_id, state, rev, commit, where)
+        return source, _hub_arrow_shards(repo_id, wanted, rev, commit, where, stop)
     # Everything is read (or it is cached already): keep the files in the hub cache, so later runs work offline.
     files = [_download(repo_id, n, rev, commit, where) for n in wanted]
     return source, read_rows(kind, files, stop)
+
+
+def _cached_arrow_shards(listed: list[Path], stop: int | None, where: str) -> Iterator[dict]:
+    """Offline, the rows of a split of which the hub cache holds only the first shards: read in order, and an
+    error (never a split cut short) when a row past them is needed."""
+    present = [p for p in listed if p.is_file()]
+    first = open_arrow(present[0]) if present and present[0] == listed[0] else None
+
+    def gen() -> Iterator[dict]:
+        for i, path in enumerate(listed):
+            if not path.is_file():
+                raise DatasetError(f"{where}: {path.name} ({i + 1} of {len(listed)} files of the split) is not in the "
+                                   "Hugging Face cache (an earlier run needed only the files before it); run once "
+                                   "online to fetch it, or use --apps-limit to stay within the cached rows")
+            yield from arrow_file_rows(first if i == 0 and first is not None else open_arrow(path), str(path))
+
+    return limit_rows(gen(), stop)
+
+
+def _hub_arrow_shards(repo_id: str, names: list[str], rev: str, commit: str, where: str, stop: int) -> Iterator[dict]:
+    """The rows of a split's Arrow shards up to `stop`, downloading a shard only once its rows are needed (the
+    first now, so that an error is said when the dataset is opened)."""
+    first = _download(repo_id, names[0], rev, commit, where)
+    reader = open_arrow(first)
+
+    def gen() -> Iterator[dict]:
+        yield from arrow_file_rows(reader, str(first))
+        for name in names[1:]:
+            path = _download(repo_id, name, rev, commit, where)
+            yield from arrow_file_rows(open_arrow(path), str(path))
+
+    return limit_rows(gen(), stop)
 
 
 def _stream_hub_parquet(repo_id: str, commit: str, names: list[str], stop: int) -> Iterator[dict]:

@@ -140,15 +140,22 @@ def find_split_files(folder: Path, split: str) -> tuple[str, list[Path]]:
 def saved_arrow_files(folder: Path) -> list[Path]:
     """The Arrow files of a folder ``datasets.save_to_disk`` wrote for one split, in order: as its ``state.json``
     lists them (``_data_files``), else ``data-*.arrow`` sorted; [] when there are none."""
-    state = folder / "state.json"
-    if state.is_file():
-        try:
-            listed = [folder / str(f["filename"]) for f in json.loads(state.read_text())["_data_files"]]
-        except (OSError, ValueError, KeyError, TypeError):
-            listed = []
-        if listed and all(p.is_file() for p in listed):
-            return listed
+    listed = state_listed_arrow_files(folder)
+    if listed and all(p.is_file() for p in listed):
+        return listed
     return sorted(p for p in folder.glob("data-*.arrow") if p.is_file())
+
+
+def state_listed_arrow_files(folder: Path) -> list[Path]:
+    """The Arrow files a split folder's ``state.json`` lists, in order, whether they are there or not ([] without
+    a readable state.json): a hub cache may hold only the first shards of a split."""
+    state = folder / "state.json"
+    if not state.is_file():
+        return []
+    try:
+        return [folder / str(f["filename"]) for f in json.loads(state.read_text())["_data_files"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def fingerprint(files: list[Path]) -> str:
