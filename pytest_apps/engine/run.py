@@ -5,11 +5,12 @@ Shared by the pytest items and any other front end, so a program scores the same
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
-from ..core.outcome import NO_CODE, PASS, RUNTIME_ERROR, Outcome, Verdict
+from ..core.outcome import NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
 from ..executor import Executor, Program
@@ -93,6 +94,9 @@ def _run_taco(
 ) -> tuple[Outcome | None, Verdict]:
     """A standard-input test as TACO runs it: the program with TACO's prelude as a real program; a run that exits
     with status 1 (or does not compile) again wrapped in ``code()`` (TACO's fallback, see judge/taco.py)."""
+    loading = _taco_load(executor, program)
+    if loading is not None:
+        return loading, taco.not_loaded(loading)
     text = taco.input_text(raw_input)
     checker = _bind(checkers, special, problem, text, taco.expected_text(expected))
     outcome = executor.run_stdin(Program(taco.std_program(program.source), program.filename), text)
@@ -100,6 +104,29 @@ def _run_taco(
         wrapped = executor.run_stdin(Program(taco.wrapped_program(program.source), program.filename), text)
         return wrapped, decide(TACO, problem.fmt, expected, wrapped, checker, step_prefix=taco.WRAPPED)
     return outcome, decide(TACO, problem.fmt, expected, outcome, checker)
+
+
+# Programs whose TACO load (`_taco_load`) was decided, by the digest of their text and limits: each is loaded once per
+# process (a worker runs every test of a program), not once per test. Bounded; the oldest are forgotten first.
+_TACO_LOADS: dict[str, Outcome | None] = {}
+_TACO_LOADS_KEPT = 256
+
+
+def _taco_load(executor: Executor, program: Program) -> Outcome | None:
+    """TACO loads a standard-input program wrapped in ``code()`` as a module (without calling it) before any test,
+    and fails the whole problem when that fails (judge/taco.py). Done here as a run of its own, in the fence:
+    None when it loads, else the failed run."""
+    key = hashlib.blake2b(program.source.encode("utf-8", "surrogatepass") + repr(executor.limits).encode(),
+                          digest_size=16).hexdigest()
+    if key not in _TACO_LOADS:
+        outcome = executor.run_stdin(Program(taco.loaded_program(program.source), program.filename), "")
+        if outcome.status == RUN_HARNESS_ERROR:
+            return None  # not the program's doing: undecided, the test's own run meets the fault
+        failed = not (outcome.status == RUN_EXITED and outcome.exit_code == 0)
+        if len(_TACO_LOADS) >= _TACO_LOADS_KEPT:
+            _TACO_LOADS.pop(next(iter(_TACO_LOADS)))
+        _TACO_LOADS[key] = outcome if failed else None
+    return _TACO_LOADS[key]
 
 
 def _run_apps(

@@ -17,6 +17,9 @@ differently (docs/taco.md lists the cases). What TACO does, and what we do:
   so most of the APPS cascade never applies: the stripped texts must be equal (spaces inside lines count), except
   for the quirks the string makes (``float`` of each *character*; sets of a token's characters against sets of a
   line's tokens), reproduced as steps of their own.
+* Before any test of a standard-input problem TACO loads the program wrapped in ``code()`` as a module, without
+  calling it, and fails the whole problem when that fails (:func:`loaded_program`, :func:`not_loaded`); the
+  engine does the same in the fence, once per program.
 * Call-based problems: TACO's code is APPS's (the program imported in process, the same comparisons), with TACO's
   prelude prepended (:func:`call_program`); they run and compare as the ``apps`` profile does.
 * The time limit is our own-time limit (TACO's is wall time including the interpreter's start and numpy's import).
@@ -28,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.outcome import PASS, RUN_COMPILE_ERROR, RUN_EXITED, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
+from ..core.outcome import COMPILE_ERROR, PASS, RUN_COMPILE_ERROR, RUN_EXITED, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
 from .seed import Checker, checked, cut, ended_verdict, first_difference
 
 __all__ = ["PRELUDE", "WRAPPED", "call_program", "compare_stdin", "expected_text", "input_text", "judge_stdin",
-           "needs_wrapping", "std_program", "wrapped_program"]
+           "loaded_program", "needs_wrapping", "not_loaded", "std_program", "wrapped_program"]
 
 WRAPPED = "wrapped+"  # step prefix of a test decided by the function-wrapped rerun
 PRELUDE = "\n".join((
@@ -43,6 +46,7 @@ PRELUDE = "\n".join((
     "from heapq import *", "",
 ))
 _STREAMS = "\nstdin = sys.stdin\nstdout = sys.stdout\n"
+_CALL = "\ncode()\n"
 
 
 def _line_kind(line: str) -> int:
@@ -79,7 +83,14 @@ def wrapped_program(code: str) -> str:
             started = True
         elif kind < 2:
             out.append(("\t" if started else "") + line + "\n")
-    return "".join(out) + "\ncode()\n"
+    return "".join(out) + _CALL
+
+
+def loaded_program(code: str) -> str:
+    """What TACO loads as a module before it runs any test of a standard-input problem: the wrapped program
+    without its call (the prelude, the hoisted ``import *`` lines and ``def code():``). When that fails to
+    compile or to import, TACO fails the whole problem (one -2 result) whatever the program would print."""
+    return wrapped_program(code)[: -len(_CALL)]
 
 
 def call_program(code: str) -> str:
@@ -94,6 +105,15 @@ def input_text(raw: Any) -> str:
 
 def expected_text(raw: Any) -> str:
     return "\n".join(str(x) for x in raw) if isinstance(raw, list) else str(raw)
+
+
+def not_loaded(outcome: Outcome) -> Verdict:
+    """The verdict of every test of a standard-input problem whose program TACO cannot load wrapped in ``code()``
+    (`loaded_program` ended badly): TACO scores the whole problem as failing (-2) before running a test."""
+    detail = (outcome.error or outcome.stderr_tail or "").strip().splitlines()
+    why = detail[-1] if detail else f"exit status {outcome.exit_code}"
+    return Verdict(COMPILE_ERROR, reason=f"TACO's harness cannot load the program wrapped in code() ({cut(why, 200)}); "
+                                         "it fails every test of the problem", step="taco_load")
 
 
 def needs_wrapping(outcome: Outcome | None) -> bool:
