@@ -69,6 +69,15 @@ class SpecialJudges:
                 kinds[str(index)] = case if case in KIND_NAMES else SEVERAL
         return cls(kinds, str(path))
 
+    def check_split(self, split: str) -> None:
+        """The list names problems of TACO's test split by their index: refuse it for another named split, whose
+        problems with those ids are others (a one-file source, split "", cannot be told apart and is taken)."""
+        if split not in ("", "test"):
+            raise SpecialJudgeError(
+                f"--apps-special-judge={self.path}: TACO's list names problems of its test split by index, and this "
+                f"run reads split {split!r}, whose problems with those ids are others; drop the option, or run the "
+                "test split")
+
     def kind(self, problem_id: str) -> int | None:
         return self.kinds.get(problem_id)
 

@@ -24,6 +24,7 @@ from ..core.record import CaseRecord
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
 from ..executor.slots import remove_pool
+from ..judge.special import SpecialJudgeError
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
 from ..report.received import CaseRecords
@@ -195,7 +196,7 @@ def controller_plan(config: pytest.Config, settings: Settings) -> Plan:
     try:
         return build_plan(settings, progress=progress_printer(config), provide=implemented(config, "candidates"),
                           checker=implemented(config, "checker"))
-    except (DatasetError, CandidateError, HookError) as exc:
+    except (DatasetError, CandidateError, HookError, SpecialJudgeError) as exc:
         raise pytest.UsageError(str(exc)) from None
 
 

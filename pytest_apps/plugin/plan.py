@@ -91,7 +91,7 @@ def build_plan(
 ) -> Plan:
     """Read and select the dataset, read the candidates, and write the plan. `provide` and `checker` (the
     `pytest_apps_candidates` and `pytest_apps_checker` hooks) are asked per problem. Raises the loaders'
-    one-line errors (DatasetError, CandidateError, HookError) for bad input."""
+    one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
     selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
@@ -105,8 +105,10 @@ def build_plan(
         keep_solutions=settings.candidates == REFERENCE, sink=write_cases,
     )
     parsed = loaded.parsed
-    if settings.special_judge and settings.needs_checker == "exclude":
-        special = SpecialJudges.from_file(settings.path(settings.special_judge))
+    special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
+    if special is not None:
+        special.check_split(loaded.source_dict()["split"])
+    if special is not None and settings.needs_checker == "exclude":
         checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
         parsed.problems, left_out = exclude_needing_checker(
             parsed.problems, special, checkers.problem_ids if checkers is not None else ())
