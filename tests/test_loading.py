@@ -646,3 +646,19 @@ def test_the_plugin_runs_a_hub_parquet_revision_reading_only_its_rows(sample_pro
         tier = read_report(sample_project, "reports/tier.json")
         assert [p["id"] for p in tier["problems"]] == ["900005", "900006"]
         assert tier["source"]["dataset"] == "codeparrot/apps/competition"
+
+
+def test_reports_name_the_split_the_rows_came_from_not_the_one_asked_for():
+    """A one-file run with --apps-split=train is not labelled "split train" in the Markdown or HTML report."""
+    from pytest_apps.report.html import render_html
+    from pytest_apps.report.markdown import markdown_text
+
+    assert loading.shown_split({"dataset": "rows.jsonl", "split": ""}, {"split": "train"}) == loading.ONE_FILE_TEXT
+    assert loading.shown_split({"split": "train"}, {"split": "train"}) == "train"
+    assert loading.shown_split({}, {"split": "test"}) == "test"  # a report from before sources kept the split
+    doc = {"source": {"dataset": "rows.jsonl", "split": ""}, "settings": {"dataset": "rows.jsonl", "split": "train"},
+           "summary": {"problems": 0}, "problems": []}
+    md = markdown_text(doc)
+    assert "split `one file: no splits`" in md and "`train`" not in md
+    page = render_html(doc)
+    assert "one file: no splits" in page and ">train<" not in page

@@ -48,7 +48,7 @@ from .rows import (
     read_rows,
 )
 
-__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "ignored_split", "DEFAULT_DATASET"]
+__all__ = ["DatasetError", "Source", "open_rows", "find_split_files", "sample_path", "ignored_split", "shown_split", "DEFAULT_DATASET"]
 
 
 # --------------------------------------------------------------------------------------------------- entry point
@@ -118,6 +118,17 @@ def _open_local(path: Path, shown: str, split: str, revision: str | None, stop: 
         kind, files = classify_file(path)
         split = ONE_FILE
     return Source(str(path), split, revision, fingerprint(files)), read_rows(kind, files, stop)
+
+
+ONE_FILE_TEXT = "one file: no splits"
+
+
+def shown_split(source: Any, settings: Any) -> Any:
+    """The split a report names: the one the rows were read from (ONE_FILE_TEXT for one file, whatever
+    --apps-split said), or the setting for a report written before sources recorded it."""
+    if "split" in (source or {}):
+        return source["split"] or ONE_FILE_TEXT
+    return (settings or {}).get("split")
 
 
 def ignored_split(dataset: str, loaded: str, split: str) -> str:

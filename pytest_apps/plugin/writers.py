@@ -11,7 +11,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
-from ..dataset.loading import ignored_split
+from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
@@ -79,7 +79,7 @@ def header_lines(state: RunState) -> list[str]:
     src = plan.source
     cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
-    split = f"split {src['split']}" if src["split"] else "(one file: no splits)"
+    split = f"split {src['split']}" if src["split"] else f"({ONE_FILE_TEXT})"
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
         f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "

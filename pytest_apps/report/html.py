@@ -39,6 +39,7 @@ from typing import Any
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import TACO_TIERS, TIERS
+from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
@@ -187,7 +188,7 @@ def _header(document: Mapping[str, Any]) -> str:
     memory = settings.get("memory")
     facts = [
         ("dataset", source.get("dataset") or settings.get("dataset")),
-        ("split", source.get("split") or settings.get("split")),
+        ("split", shown_split(source, settings)),
         ("revision", revision),
         ("selection", ", ".join(selection) or "all problems"),
         ("tests", None if max_tests is None else ("all" if max_tests <= 0 else f"first {max_tests}")),

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
 from .stats import SQUARE_AND_ADD
@@ -48,7 +49,7 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     value, _, rest = texts["strict_accuracy"].partition(" ")
     headline = f"**Strict accuracy {value}** {rest}"
     about = [f"dataset {code(source.get('dataset') or settings.get('dataset'))}",
-             f"split {code(source.get('split') or settings.get('split'))}"]
+             f"split {code(shown_split(source, settings))}"]
     revision = source.get("resolved_revision")
     if revision and "=" not in str(revision):
         about.append(f"revision {code(str(revision)[:12])}")
