@@ -35,6 +35,20 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTEST_APPS_CACHE"] = folder
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """The project's own tests run on up to four xdist workers (two on a two-CPU machine), those that load the
+    machine on purpose one after another (xdist group "time-limits"). Set here for a session of the project's
+    own tests only, not in `addopts`, which would give a benchmark run in the checkout workers it did not ask
+    for. Any -n (`-n 0`: one process), --dist or --tx given is kept. (Before xdist's own hook reads them.)"""
+    option = config.option
+    if (hasattr(config, "workerinput") or not config.pluginmanager.has_plugin("xdist")
+            or not runs_own_tests(config)):
+        return
+    if option.numprocesses is None and not option.tx and option.dist == "no":
+        option.numprocesses, option.maxprocesses, option.dist = "auto", 4, "loadgroup"
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _CACHE_KEY in config.stash:
         folder, before = config.stash[_CACHE_KEY]

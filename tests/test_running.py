@@ -30,6 +30,14 @@ def test_a_benchmark_run_in_the_checkout_keeps_the_users_index_cache(
     second.stdout.fnmatch_lines(["apps: dataset *rows.jsonl *, problem index cached"])
     assert any(cache.iterdir())
     second.assert_outcomes(passed=6)
+    # nor the xdist workers the project's own tests run on: a benchmark run without -n stays in one process
+    serial = run(sample_project, "--apps-dataset=rows.jsonl", "--apps-max-tests=1")
+    serial.assert_outcomes(passed=6)
+    assert not any(line.startswith("created:") for line in serial.outlines), serial.outlines[:8]
+    (sample_project.path / "tests" / "test_own.py").write_text("def test_own():\n    pass\n")
+    own = run(sample_project, "tests")
+    own.assert_outcomes(passed=1)
+    own.stdout.fnmatch_lines(["created: * workers"])
 
 
 def marking(marker: Path, program: str) -> str:
