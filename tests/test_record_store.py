@@ -258,6 +258,17 @@ def test_a_node_id_rerun_merges_into_the_full_report(project: pytest.Pytester) -
     assert records_of(merged) == records_of(full)
     assert merged["summary"]["strict_accuracy"] == full["summary"]["strict_accuracy"]
     assert not (project.path / "r.md").read_text().startswith(">")
+    # the other ways of running part of the set merge the same way
+    for how, status, counted in ((("--lf",), 1, 5), (("-k", "900002 or 900004"), 0, None), (("-x",), 2, None),
+                                 (("--deselect", "solutions/900001.py"), 1, None)):
+        part = run(project, "--apps-dataset=sample", "-n", "2", *how)
+        assert part.ret == status, how  # pytest's own status (xdist's -x stops the session: interrupted)
+        again = read_report(project)
+        assert again["run"]["complete"], (how, again["run"])
+        assert records_of(again) == records_of(full), how
+        if counted is not None:
+            assert again["run"]["executed"] == counted and again["run"]["carried"] == 27 - counted, how
+    merged = read_report(project)
     # without records of the other cases (a new store), the partial report says so, and the gate cannot pass
     rerun = run(project, "--apps-dataset=sample", "-n", "2", "solutions/900001.py::test_0", "--apps-records",
                 "elsewhere", "--apps-fail-under", "0", "--apps-markdown", "r.md", "--junitxml", "j.xml")

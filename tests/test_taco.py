@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import UNUSED_PLUGINS
+from conftest import UNUSED_PLUGINS, run
 from fakehub import FakeHub, run_isolated
 
 from pytest_apps.core.outcome import MEMORY_LIMIT, PASS, RUN_COMPILE_ERROR, RUN_EXITED, WRONG_ANSWER, Outcome, Verdict
@@ -153,6 +153,62 @@ def test_hub_layout_of_baai_taco_reads_the_split_arrow_files(shared_data, tmp_pa
     assert isinstance(offline, dict) and len(offline["rows"]) == 1 and offline["rows"][0]["tags"] == test_rows[0]["tags"]
 
 
+def test_a_limited_run_fetches_only_the_arrow_shards_its_rows_lie_in(shared_data, tmp_path):
+    """BAAI/TACO's train split is several save_to_disk shards: the first rows need only the first shard (and the
+    shards' list); offline, the cached shards serve what lies in them, and a row past them is an error, never
+    a split cut short."""
+    train_rows = taco_rows(shared_data, "taco_train_rows.jsonl")
+    names = ["data-00000-of-00002.arrow", "data-00001-of-00002.arrow"]
+    state = json.dumps({"_data_files": [{"filename": n} for n in names], "_split": "train"}).encode()
+    files = {"TACO.py": b"# loading script\n", "README.md": b"---\n---\n", "train/state.json": state,
+             f"train/{names[0]}": arrow_stream(train_rows[:4]), f"train/{names[1]}": arrow_stream(train_rows[4:])}
+    home = tmp_path / "hf"
+    home.mkdir()
+    with FakeHub() as hub:
+        hub.add("BAAI/TACO", TACO_SHA, files)
+        got, _ = run_isolated(home, "BAAI/TACO", "train", None, 3, offline=False, endpoint=hub.endpoint)
+        assert isinstance(got, dict), got
+        assert [r["question"] for r in got["rows"]] == [r["question"] for r in train_rows[:3]]
+        fetched = {r.path.rsplit("/", 1)[-1] for r in hub.file_requests()}
+        assert names[0] in fetched and names[1] not in fetched and "state.json" in fetched
+    within, _ = run_isolated(home, "BAAI/TACO", "train", None, 4)  # offline: the first shard's rows
+    assert isinstance(within, dict) and len(within["rows"]) == 4
+    past, _ = run_isolated(home, "BAAI/TACO", "train", None, None)
+    assert isinstance(past, str) and past.startswith("DatasetError: BAAI/TACO: data-00001-of-00002.arrow (2 of 2 "
+                                                     "files of the split) is not in the Hugging Face cache"), past
+    with FakeHub() as hub:
+        hub.add("BAAI/TACO", TACO_SHA, files)
+        whole, _ = run_isolated(home, "BAAI/TACO", "train", None, None, offline=False, endpoint=hub.endpoint)
+        assert isinstance(whole, dict) and len(whole["rows"]) == len(train_rows) == 6
+    again, _ = run_isolated(home, "BAAI/TACO", "train", None, None)  # now all of it offline
+    assert isinstance(again, dict) and len(again["rows"]) == 6
+
+
+def test_the_plugin_runs_baai_taco_by_name_from_the_hub(shared_data, tmp_path, pytester, monkeypatch):
+    """`--apps-dataset=BAAI/TACO` end to end on the hub's layout: node ids carry the row's index in its split."""
+    test_rows = taco_rows(shared_data, "taco_test_rows.jsonl")
+    state = json.dumps({"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "test"}).encode()
+    files = {"TACO.py": b"# loading script\n", "README.md": b"---\n---\n",
+             "test/data-00000-of-00001.arrow": arrow_stream(test_rows), "test/state.json": state}
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with FakeHub() as hub:
+        hub.add("BAAI/TACO", TACO_SHA, files)
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        result = pytester.runpytest_subprocess(*UNUSED_PLUGINS, "--apps-dataset=BAAI/TACO", "--apps-limit=2",
+                                               "--apps-candidates=reference", "--apps-samples=1", "--apps-max-tests=2",
+                                               "--apps-judge=taco", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["apps: dataset BAAI/TACO split test*"])
+    report = json.loads((pytester.path / "reports" / "apps-report.json").read_text())
+    assert [p["id"] for p in report["problems"]] == ["0", "1"]
+    assert report["problems"][0]["verdict"] == "pass" and report["source"]["resolved_revision"] == TACO_SHA
+    # test[415] has no solution (no code) and no tier: TACO's UNKNOWN_DIFFICULTY, never a tier without a name
+    result.stdout.fnmatch_lines(["apps-generations/reference/0/solution_0.py ..*",
+                                 "APPS problem 1: no code (*",
+                                 "per tier: MEDIUM 100.00% (1/1, *), UNKNOWN_DIFFICULTY 0.00% (0/1, *)"])
+
+
 def _parquet(rows: list[dict]) -> bytes:
     sink = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(rows), sink)
@@ -200,11 +256,71 @@ def test_special_judges_bind_only_their_kinds(tmp_path):
     assert spj["marked"] == {"several right outputs": 1, "case-insensitive": 1, "floating-point": 1}
 
 
+def taco_row(question: str, inputs: list[str], outputs: list[str], **columns) -> dict:
+    """A row as BAAI/TACO holds one (no id column: its id is its index)."""
+    return {"question": question, "solutions": "[]", "starter_code": "", "difficulty": "EASY",
+            "input_output": json.dumps({"inputs": inputs, "outputs": outputs}), "tags": "['Mathematics']",
+            "skill_types": "['Data structures']", "time_limit": None, "memory_limit": None, "source": "codeforces",
+            **columns}
+
+
+def test_special_judges_row_limits_and_exclusion_in_a_plugin_run(pytester):
+    """End to end, with a list file of the user's: a case-insensitive and a floating-point problem pass by the
+    built-in checkers, a problem with several right outputs is counted apart (or left out with exclude), and a
+    row's own time limit is the one its problem ran under."""
+    rows = [taco_row("Print YES or NO.", ["1\n", "2\n"], ["YES\n", "NO\n"], time_limit="1 second",
+                     memory_limit="256 megabytes"),
+            taco_row("Print 1/n. Your answer is accepted if its absolute or relative error is at most 10^{-4}.",
+                     ["3\n"], ["0.333333333\n"]),
+            taco_row("Print any two positive integers whose sum is n.", ["4\n"], ["1 3\n"])]
+    (pytester.path / "taco.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (pytester.path / "spj.jsonl").write_text("".join(json.dumps({"idx": i, "special_judge": True, "case": c}) + "\n"
+                                                     for i, c in ((0, 2), (1, 3), (2, 1))))
+    folder = pytester.mkdir("cands")
+    (folder / "0.py").write_text("print('yes' if int(input()) == 1 else 'no')\n")
+    (folder / "1.py").write_text("print(1 / int(input()) + 5e-5)\n")  # within 10^-4, not the seed's tolerance
+    (folder / "2.py").write_text("n = int(input())\nprint(2, n - 2)\n")
+    base = ("--apps-dataset=taco.jsonl", "--apps-candidates=cands", "-p", "no:cacheprovider")
+
+    def verdicts(result, name):
+        report = json.loads((pytester.path / "reports" / name).read_text())
+        return report, {p["id"]: p["verdict"] for p in report["problems"]}
+
+    plain = run(pytester, *base, "--apps-report=reports/plain.json")
+    assert verdicts(plain, "plain.json")[1] == {"0": "fail", "1": "fail", "2": "fail"}
+    listed = run(pytester, *base, "--apps-special-judge=spj.jsonl", "--apps-limits=row", "-n", "2",
+                 "--apps-report=reports/listed.json")
+    report, got = verdicts(listed, "listed.json")
+    assert got == {"0": "pass", "1": "pass", "2": "fail"}
+    assert report["summary"]["special_judge"]["needs_checker"]["ids"] == ["2"]
+    listed.stdout.fnmatch_lines(["special judges (TACO's list):*1 need* a checker*"])
+    limits = {p["id"]: p["limits"] for p in report["problems"]}
+    assert limits["0"]["mode"] == "row" and limits["0"]["time"] == 1.0 and limits["1"]["mode"] == "fixed"
+    left_out = run(pytester, *base, "--apps-special-judge=spj.jsonl", "--apps-needs-checker=exclude",
+                   "--apps-report=reports/excluded.json")
+    report, got = verdicts(left_out, "excluded.json")
+    assert got == {"0": "pass", "1": "pass"} and report["summary"]["strict_accuracy"] == 1.0
+    assert left_out.ret == 0
+
+
 def test_bad_special_judge_list_is_one_line(tmp_path):
     path = tmp_path / "spj.jsonl"
     path.write_text('{"idx": 0}\n')
     with pytest.raises(Exception, match=r"spj.jsonl line 1: not an output_spj.jsonl entry"):
         SpecialJudges.from_file(path)
+
+
+def test_the_list_is_refused_for_another_split_and_a_bad_list_is_a_usage_error(pytester):
+    special = SpecialJudges({"0": 2}, "spj.jsonl")
+    special.check_split("test")
+    special.check_split("")  # one file: its split cannot be told
+    with pytest.raises(Exception, match=r"^--apps-special-judge=spj.jsonl: TACO's list names problems of its test "
+                                        r"split by index, and this run reads split 'train'"):
+        special.check_split("train")
+    (pytester.path / "spj.jsonl").write_text('{"idx": 0}\n')
+    result = run(pytester, "--apps-dataset=sample", "--apps-special-judge=spj.jsonl", "-p", "no:cacheprovider")
+    assert result.ret == 4 and "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
+    result.stderr.fnmatch_lines(["ERROR: *spj.jsonl line 1: not an output_spj.jsonl entry*"])
 
 
 # ------------------------------------------------------------------------------------------- row limits
@@ -277,6 +393,27 @@ def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
         assert verdict.kind == PASS  # trailing spaces of the whole text are stripped
         _, verdict = run_judged(executor, "taco", problem, Program("print('1 2 ')\nprint(3)\n"), "", "1 2\n3\n")
         assert verdict.kind == WRONG_ANSWER  # but not those inside it
+    finally:
+        executor.close()
+
+
+def test_taco_fails_a_program_it_cannot_load_wrapped_even_when_it_runs():
+    """TACO loads a standard-input program wrapped in code() before any test (its `import *` lines hoisted to the
+    module's top, indentation kept) and fails the whole problem when that fails; the program itself runs."""
+    from pytest_apps.engine.run import run_judged
+
+    assert taco.loaded_program("x = 1\nprint(x)\n").endswith("def code():\n\tx = 1\n\tprint(x)\n\t\n")
+    problem = Problem("0", 0, "EASY", "stdin", None, 1, 1)
+    executor = Executor(Limits(timeout=4.0))
+    try:
+        indented_star = Program("if True:\n    from math import *\nprint(int(sqrt(int(input()))))\n")
+        assert run_judged(executor, "seed", problem, indented_star, "16\n", "4\n")[1].kind == PASS
+        for _ in range(2):  # (the second test of the program: decided the same)
+            outcome, verdict = run_judged(executor, "taco", problem, indented_star, "16\n", "4\n")
+            assert verdict.kind == "compile_error" and verdict.step == "taco_load", verdict
+            assert "cannot load the program wrapped in code() (IndentationError" in verdict.reason
+        _, verdict = run_judged(executor, "taco", problem, Program("print(int(input()) // 4)\n"), "16\n", "4\n")
+        assert verdict.kind == PASS  # a program that loads runs as before
     finally:
         executor.close()
 
