@@ -41,7 +41,7 @@ def test_real_rows_load_with_index_ids_tiers_tags_and_limits(shared_data):
     assert first.tags == ("Geometry", "Sorting", "Constructive algorithms")
     assert (first.time_limit, first.memory_limit, first.limit_error) == (2.0, 256 << 20, "")
     assert first.n_cases_total == 134 and first.fmt == "stdin"
-    assert all(p.time_limit is None and p.difficulty == "" for p in parsed.problems[1:])  # columns null there
+    assert all(p.time_limit is None and p.difficulty == "UNKNOWN_DIFFICULTY" for p in parsed.problems[1:])  # null there
     test = select(open_rows(str(shared_data / "taco" / "taco_test_rows.jsonl"))[1], Selection(), 0).problems[0]
     assert (test.id, test.difficulty, test.tags, test.n_cases_total) == ("0", "MEDIUM", ("Combinatorics", "Mathematics"), 209)
 
