@@ -3,7 +3,7 @@
 - `tests-newest`: the whole suite with the newest releases of pytest, pytest-xdist, pytest-timeout and execnet
   (what `pip install pytest-apps` gives a new environment today).
 - `tests-oldest`: the lowest versions `pyproject.toml` accepts, on the tests marked `interfaces` (those that use
-  pytest's, xdist's and execnet's interfaces most directly: the plugin's hooks and collection, xdist scheduling,
+  pytest's, xdist's and execnet's interfaces most directly: the plugin's hooks and collection, the rootdir found again and pasted node ids, xdist scheduling,
   report transport, remote and ssh workers, the terminal statistics), with the project alone (no extras).
 - `tests-pythons`: the newest releases on the other supported Pythons found on this machine, on the same
   tests as `tests-oldest`.
@@ -42,6 +42,7 @@ NEWEST = ["pytest", "pytest-xdist", "pytest-timeout", "execnet"]
 INTERFACE_TESTS = [
     "-m", "interfaces",
     "tests/test_plugin.py",
+    "tests/test_running.py",
     "tests/test_remote.py",
     "tests/test_ssh.py",
     "tests/test_scheduling.py",

@@ -265,6 +265,7 @@ def test_fail_fast_runs_cheap_cases_first_and_explicit_cases_always(broken_proje
     named.assert_outcomes(failed=2)
 
 
+@pytest.mark.interfaces
 def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_code(
     sample_project: pytest.Pytester,
 ) -> None:

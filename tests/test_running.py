@@ -12,6 +12,10 @@ from conftest import REPO, run
 
 SAMPLE_ROWS = REPO / "pytest_apps" / "data" / "sample.jsonl"
 
+# each rests on pytest's own collection and start-up (the rootdir found again, collectors for candidate files):
+# the oldest releases pyproject.toml accepts run them too (noxfile.py, tests-oldest)
+pytestmark = pytest.mark.interfaces
+
 
 def test_a_benchmark_run_in_the_checkout_keeps_the_users_index_cache(
     sample_project: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
