@@ -95,3 +95,12 @@ def test_the_reports_detail_holds_the_neighbourhood_and_the_diff():
     assert detail["diff_line"] == 29
     assert detail["expected_near"].startswith("expected (lines 24-31 of 31):\n")
     assert "> 29 | 29 65" in detail["expected_near"] and "-31 88" in detail["diff"]
+
+
+def test_blank_lines_before_the_output_do_not_shift_the_line_the_reason_names():
+    """The judge compares the output without its blank ends, and the view numbers its lines the same way."""
+    got = ["", "", *EXPECTED_LINES]
+    got[2 + 9] = "10 4"  # expected "10 3"
+    text = case_failure_text(_result(EXPECTED_LINES, got), case_title("15", 2), "pytest x")
+    assert text.startswith("APPS problem 15 test 2: wrong answer (line 10: expected '10 3', got '10 4')")
+    assert "    > 10 | 10 4" in _section(text, "got (") and "    > 10 | 10 3" in _section(text, "expected (")

@@ -137,10 +137,15 @@ def _window(lines: list[str], first: int, column: int, marked: bool) -> tuple[st
 
 
 def _lines_of(text: str) -> list[str]:
+    """The lines of an output as the judges number them: blank lines at either end are not compared (every
+    profile strips the whole text), so the line a failure's reason names is the line marked here."""
     lines = text.split("\n")
-    if lines and lines[-1] == "":  # the newline that ends the last line starts no line of its own
+    while lines and not lines[-1].strip():
         lines.pop()
-    return lines
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    return lines[start:]
 
 
 def difference_view(expected: str, got: str) -> dict[str, Any] | None:
