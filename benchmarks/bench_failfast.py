@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-
-
-def shared() -> Path:
-    return Path(os.environ.get("APPS_SHARED_DATA", REPO.parent / "shared" / "apps-data"))
+from shareddata import shared, write_model_candidates
 
 
 def run(args: list[str], report: Path, cwd: Path) -> tuple[float, dict]:
@@ -43,19 +38,10 @@ def main() -> None:
     opts = parser.parse_args()
     data = shared()
     rows = data / "apps_test_rows.jsonl"
-    if not rows.is_file():
-        sys.exit(f"no shared APPS data at {data}; set APPS_SHARED_DATA")
-    ids = {json.loads(line)["problem_id"] for line in rows.open()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         gens = work / "candidates.jsonl"
-        programs = 0
-        with gens.open("w") as out:
-            for line in (data / "candidates.jsonl").open():
-                rec = json.loads(line)
-                if rec["problem_id"] in ids:
-                    programs += 1
-                    out.write(json.dumps({"problem_id": rec["problem_id"], "code": rec["code"]}) + "\n")
+        programs = write_model_candidates(data, gens)
         base = ["--apps-dataset", str(rows), "--apps-candidates", str(gens), "--apps-max-tests",
                 opts.max_tests, "-n", opts.n]
         full_time, full = run(base, work / "full.json", work)

@@ -30,14 +30,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from shareddata import REPO, shared, write_model_candidates  # (beside this script)
+
 sys.path.insert(0, str(REPO))
 
 from pytest_apps.engine.records import RecordStore, read_segment  # noqa: E402
-
-
-def shared() -> Path:
-    return Path(os.environ.get("APPS_SHARED_DATA", REPO.parent / "shared" / "apps-data"))
 
 
 def command(base: list[str], report: Path, store: Path, *extra: str) -> list[str]:
@@ -71,17 +68,10 @@ def main() -> None:
     opts = parser.parse_args()
     data = shared()
     rows = data / "apps_test_rows.jsonl"
-    if not rows.is_file():
-        sys.exit(f"no shared APPS data at {data}; set APPS_SHARED_DATA")
-    ids = {json.loads(line)["problem_id"] for line in rows.open()}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         gens = work / "candidates.jsonl"
-        with gens.open("w") as out:
-            for line in (data / "candidates.jsonl").open():
-                rec = json.loads(line)
-                if rec["problem_id"] in ids:
-                    out.write(json.dumps({"problem_id": rec["problem_id"], "code": rec["code"]}) + "\n")
+        write_model_candidates(data, gens)
         base = ["--apps-dataset", str(rows), "--apps-candidates", str(gens), "--apps-max-tests", opts.max_tests,
                 "-n", opts.n]
         full_wall, full = run(command(base, work / "full.json", work / "full-records"), work)

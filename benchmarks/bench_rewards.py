@@ -19,19 +19,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from pytest_apps.rewards import CodeReward
-
-
-def shared() -> Path:
-    folder = Path(os.environ.get("APPS_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "apps-data"))
-    if not (folder / "apps_test_rows.jsonl").is_file():
-        sys.exit(f"no shared APPS data at {folder}; set APPS_SHARED_DATA to the apps-data folder")
-    return folder
+from shareddata import shared
 
 
 def batch_of(folder: Path, size: int) -> tuple[list[str], list[str], list[str]]:
