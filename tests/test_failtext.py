@@ -104,3 +104,14 @@ def test_blank_lines_before_the_output_do_not_shift_the_line_the_reason_names():
     text = case_failure_text(_result(EXPECTED_LINES, got), case_title("15", 2), "pytest x")
     assert text.startswith("APPS problem 15 test 2: wrong answer (line 10: expected '10 3', got '10 4')")
     assert "    > 10 | 10 4" in _section(text, "got (") and "    > 10 | 10 3" in _section(text, "expected (")
+
+
+def test_a_failure_names_the_sample_of_a_folder_of_samples_as_of_a_file_of_several():
+    from pytest_apps.candidates.sources import Candidate
+
+    in_folder = Candidate("15", "/x/reference/15/solution_79.py", "print(1)", sample=79)
+    in_file = Candidate("15", "/x/gens.jsonl", "print(1)", sample=1, label="sample_1")
+    alone = Candidate("15", "/x/solutions/15.py", "print(1)")
+    assert [c.sample_name for c in (in_folder, in_file, alone)] == ["solution_79", "sample_1", ""]
+    assert case_title("15", 3, in_folder.sample_name) == "APPS problem 15 solution_79 test 3"
+    assert case_title("15", 3, alone.sample_name) == "APPS problem 15 test 3"

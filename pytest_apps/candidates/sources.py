@@ -56,6 +56,15 @@ class Candidate:
     origin: str = "folder"  # folder | jsonl | json | reference | agent | hook
     shared: bool = False  # the file holds several problems' programs: node ids name the problem
 
+    @property
+    def sample_name(self) -> str:
+        """How a failure names the sample: its label in a file of several, else its file's name in a problem's
+        folder of samples (`<id>/solution_3.py`: solution_3), else "" (the one program of its problem)."""
+        if self.label:
+            return self.label
+        path = Path(self.file)
+        return path.stem if path.parent.name == self.problem_id else ""
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -89,7 +89,8 @@ BEFORE = 3  # lines shown before the first differing one (when the window has ro
 
 
 def case_title(problem_id: str, index: int, label: str = "") -> str:
-    """`APPS problem 15 test 1`, or with several samples `APPS problem 15 sample_1 test 1`."""
+    """`APPS problem 15 test 1`, or with several samples `APPS problem 15 sample_1 test 1` (the label of a sample,
+    or its file's name in a folder of samples)."""
     return f"APPS problem {problem_id}" + (f" {label}" if label else "") + f" test {index}"
 
 

@@ -209,7 +209,7 @@ class CaseItem(pytest.Item):
             if self.result.outcome is not None:
                 case_file = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)
                 case_file = Path(os.path.relpath(case_file, state.started_in))
-            title = case_title(self.problem.id, self.index, self.candidate.label)
+            title = case_title(self.problem.id, self.index, self.candidate.sample_name)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
             raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
