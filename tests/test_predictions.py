@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_apps.dataset.problems import Problem
 from pytest_apps.report.predictions import FIELDS, prediction_records, write_predictions
+
+from conftest import make_problem
 
 QUESTION = "Read two integers and print their sum. " * 20  # 780 characters
 
@@ -65,8 +66,8 @@ def test_raw_is_cut_to_2000_characters_and_unscorable_problems_say_why_in_error(
 
 def test_question_starter_code_and_program_fall_back_to_the_plan_and_its_candidates():
     d = doc(entry("7", "pass", 2, 2))  # today's document: no question, no program for a passing problem
-    plan = [Problem(id="7", index=0, difficulty="interview", fmt="call", fn_name="f", n_cases=2, n_cases_total=2,
-                    question="Write f.", starter_code="def f(x):\n    ")]
+    plan = [make_problem("7", index=0, fmt="call", fn_name="f", n=2, question="Write f.",
+                         starter_code="def f(x):\n    ")]
     candidates = {"7": [{"problem_id": "7", "file": "/c/7.py", "code": "def f(x):\n    return x\n",
                          "raw": "text", "sample": 0}]}
     (record,) = prediction_records(d, plan, candidates)

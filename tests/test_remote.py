@@ -20,7 +20,7 @@ from xdist import workermanage
 from xdist.dsession import DSession
 from xdist.scheduler import LoadScopeScheduling
 
-from conftest import BROKEN, junit_outcomes, read_report, run, verdict_outline
+from conftest import BROKEN, junit_outcomes, make_problem, read_report, run, verdict_outline
 from pytest_apps.plugin import gateways, nodeids, remote
 from pytest_apps.plugin.nodeids import Argument, FileIds
 
@@ -163,17 +163,16 @@ for fields in problems:
 
 def test_a_remote_store_fetches_a_problems_data_once_and_errors_are_harness_errors(tmp_path: Path) -> None:
     from pytest_apps.candidates.sources import Candidate
-    from pytest_apps.dataset.problems import Problem
     from pytest_apps.plugin.plan import Plan
     from pytest_apps.plugin.remote import Feeder
 
-    problem = Problem("7", 0, "interview", "stdin", None, n_cases=2, n_cases_total=3)
+    problem = make_problem("7", index=0, n=2, total=3)
     (tmp_path / "cases").mkdir()
     (tmp_path / "cases" / "0.json").write_text(json.dumps({"inputs": ["1\n", "2\n", "3\n"],
                                                            "outputs": ["a", "b", "c"]}))
     plan = Plan(tmp_path, {}, {}, [problem], [], [], {"7": [Candidate("7", "f.py", "print(1)", 0, "a"),
                                                             Candidate("7", "f.py", "print(2)", 1, "b")]})
-    unknown = Problem("8", 1, "interview", "stdin", None, n_cases=1, n_cases_total=1)
+    unknown = make_problem("8", index=1)
     feeder = Feeder(plan, tmp_path / "reports")
     gateway = execnet.makegateway(f"popen//python={sys.executable}")
     try:
@@ -196,7 +195,6 @@ def test_a_remote_store_fetches_a_problems_data_once_and_errors_are_harness_erro
 @pytest.mark.interfaces
 def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() -> None:
     """A worker that stopped waiting (pytest-timeout's signal) may find that late answer queued first."""
-    from pytest_apps.dataset.problems import Problem
     from pytest_apps.plugin.remote import ControllerTestData
 
     class Channel:  # the controller's side, answering late
@@ -211,7 +209,7 @@ def test_an_answer_to_an_abandoned_question_is_never_taken_for_the_next_one() ->
             return self.queue.pop(0)
 
     store = ControllerTestData(Channel())
-    assert store.get(Problem("9", 0, "interview", "stdin", None, n_cases=1, n_cases_total=1)).inputs == ["9"]
+    assert store.get(make_problem("9", index=0)).inputs == ["9"]
 
 
 # -- end to end, through popen gateways with a chdir ----------------------------------------------------------

@@ -11,7 +11,6 @@ import pytest
 
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.core.settings import Settings
-from pytest_apps.dataset.problems import Problem
 from pytest_apps.executor.slots import pool_folder, remove_pool
 from pytest_apps.plugin.nodeids import FileIds
 from pytest_apps.plugin.plan import Plan, PlanTestData
@@ -19,8 +18,10 @@ from pytest_apps.plugin.remote import ControllerTestData, RemoteFile
 from pytest_apps.plugin.roles import PLACE_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
 from pytest_apps.plugin.state import ControllerState, RemoteWorkerState, WorkerState
 
+from conftest import make_problem
+
 CONTROLLER_ONLY = ("workers_down", "cases_not_run", "remote_isolation", "worker_lost", "never_ran")
-PROBLEM = Problem("7", 0, "interview", "stdin", None, n_cases=2, n_cases_total=2)
+PROBLEM = make_problem("7", index=0, n=2)
 
 
 @pytest.fixture

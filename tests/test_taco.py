@@ -10,12 +10,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import UNUSED_PLUGINS, run
+from conftest import UNUSED_PLUGINS, make_problem, run
 from fakehub import FakeHub, run_isolated
 
 from pytest_apps.core.outcome import MEMORY_LIMIT, PASS, RUN_COMPILE_ERROR, RUN_EXITED, WRONG_ANSWER, Outcome, Verdict
 from pytest_apps.dataset.loading import open_rows
-from pytest_apps.dataset.problems import Problem, Selection, select
+from pytest_apps.dataset.problems import Selection, select
 from pytest_apps.dataset.rows import DatasetError
 from pytest_apps.dataset.taco import labels, limit_of, parse_limits, parse_memory, parse_time
 from pytest_apps.engine.limits import over_row_memory, problem_limits
@@ -246,7 +246,7 @@ def test_special_judges_bind_only_their_kinds(tmp_path):
     assert special.bind("1", "", "stdin", "0.5")("0.5000001") == (True, "")
     assert special.bind("2", "", "stdin", "1 2") is None and special.needs_checker("2")
     assert special.bind("3", "", "stdin", "x") is None
-    problems = [Problem(str(i), i, "EASY", "stdin", None, 1, 1) for i in range(4)]
+    problems = [make_problem(str(i), "EASY") for i in range(4)]
     kept, left = exclude_needing_checker(problems, special, checked=())
     assert [p.id for p in kept] == ["0", "1", "3"] and [s.problem_id for s in left] == ["2"]
     assert len(exclude_needing_checker(problems, special, checked=("2",))[0]) == 4  # a checker of its own
@@ -327,7 +327,7 @@ def test_the_list_is_refused_for_another_split_and_a_bad_list_is_a_usage_error(p
 
 
 def test_row_limits_replace_the_time_and_bound_resident_memory():
-    problem = Problem("0", 0, "HARD", "stdin", None, 1, 1, time_limit=2.0, memory_limit=64 << 20)
+    problem = make_problem("0", "HARD", time_limit=2.0, memory_limit=64 << 20)
     base = Limits(timeout=4.0)
     assert problem_limits(base, problem, row=False) is base
     assert problem_limits(base, problem, row=True, scale=1.5).timeout == 3.0
@@ -340,7 +340,7 @@ def test_row_limits_replace_the_time_and_bound_resident_memory():
 
 
 def test_a_row_time_limit_is_enforced_by_the_executor():
-    problem = Problem("0", 0, "HARD", "stdin", None, 1, 1, time_limit=0.5)
+    problem = make_problem("0", "HARD", time_limit=0.5)
     executor = Executor(Limits(timeout=4.0))
     try:
         with executor.limited(problem_limits(executor.limits, problem, row=True)):
@@ -378,7 +378,7 @@ def test_taco_program_transforms():
 def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
     from pytest_apps.engine.run import run_judged
 
-    problem = Problem("0", 0, "EASY", "stdin", None, 1, 1)
+    problem = make_problem("0", "EASY")
     executor = Executor(Limits(timeout=4.0))
     try:
         # np and sqrt come from TACO's prelude; the seed judge fails this program
@@ -403,7 +403,7 @@ def test_taco_fails_a_program_it_cannot_load_wrapped_even_when_it_runs():
     from pytest_apps.engine.run import run_judged
 
     assert taco.loaded_program("x = 1\nprint(x)\n").endswith("def code():\n\tx = 1\n\tprint(x)\n\t\n")
-    problem = Problem("0", 0, "EASY", "stdin", None, 1, 1)
+    problem = make_problem("0", "EASY")
     executor = Executor(Limits(timeout=4.0))
     try:
         indented_star = Program("if True:\n    from math import *\nprint(int(sqrt(int(input()))))\n")
@@ -445,9 +445,8 @@ def test_per_tag_and_per_skill_figures_in_every_report():
     from pytest_apps.report.rollup import document
     from pytest_apps.report.terminal import summary_lines
 
-    problems = [Problem(str(i), i, ("EASY", "HARD")[i % 2], "stdin", None, 1, 1,
-                        tags=("Sorting", "Greedy")[: 1 + i % 2], skills=("Data structures",) if i < 2 else ())
-                for i in range(4)]
+    problems = [make_problem(str(i), ("EASY", "HARD")[i % 2], tags=("Sorting", "Greedy")[: 1 + i % 2],
+                             skills=("Data structures",) if i < 2 else ()) for i in range(4)]
     records = [CaseRecord(str(i), 0, PASS if i != 1 else WRONG_ANSWER) for i in range(4)]
     summary = summarize(problems, {str(i): f"{i}.py" for i in range(4)}, [], records, extra={"wall_time": 1.0,
                                                                                            "missing_ids": []})
