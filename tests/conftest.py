@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -134,6 +135,16 @@ def descendants_of(pid: int) -> set[int]:
             out.add(child)
             todo.append(child)
     return out
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and everything below it, as a lost machine ends them: a descendant that ended by itself
+    meanwhile (a fenced child finishing its test) is passed over."""
+    for each in [pid, *descendants_of(pid)]:
+        try:
+            os.kill(each, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
 
 def cmdline(pid: int) -> bytes:
     """A process's command line from /proc (empty once it is gone)."""

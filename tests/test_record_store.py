@@ -24,7 +24,7 @@ from pytest_apps.judge.checkers import Checkers
 from pytest_apps.judge.profiles import Judging
 from pytest_apps.judge.special import SpecialJudges
 
-from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, cmdline, descendants_of, make_problem, parent_of, read_report, run
+from conftest import REPO, SOLUTIONS, UNUSED_PLUGINS, cmdline, descendants_of, kill_tree, make_problem, parent_of, read_report, run
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGKILL")
 
@@ -360,9 +360,7 @@ def test_a_run_stopped_by_a_signal_resumes_to_the_uninterrupted_records(
         time.sleep(0.05)
     assert proc.poll() is None, "the run ended before the signal"
     if lost:
-        victim = min(local_workers(proc.pid))
-        for pid in [victim, *descendants_of(victim)]:
-            os.kill(pid, signal.SIGKILL)
+        kill_tree(min(local_workers(proc.pid)))
     else:
         proc.send_signal(getattr(signal, name))
     proc.wait(timeout=120)

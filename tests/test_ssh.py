@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -23,7 +22,7 @@ from typing import Any
 import pytest
 from sshserver import ALIAS, SshServer, Unavailable
 
-from conftest import UNUSED_PLUGINS, cmdline, descendants_of, junit_outcomes, parent_of, permutation_project, read_report, run
+from conftest import UNUSED_PLUGINS, cmdline, junit_outcomes, kill_tree, parent_of, permutation_project, read_report, run
 
 # The real rows, minus 7 and 17, whose most common programs time out on a hundred tests (minutes of waiting
 # that show nothing more): 19 problems, every one of their 2,000 tests.
@@ -148,9 +147,7 @@ def test_a_gateway_lost_mid_run_leaves_its_cases_unpassed(sshd: SshServer, pytes
     try:
         victim, seen_in_tmp = running_worker(sshd, controller, output)
         # the host is lost: its worker and everything the worker started end at once
-        tree = [victim, *descendants_of(victim)]
-        for pid in tree:
-            os.kill(pid, signal.SIGKILL)
+        kill_tree(victim)
         controller.wait(timeout=300)
     finally:
         if controller.poll() is None:
