@@ -6,6 +6,7 @@ Shared by the pytest items and any other front end, so a program scores the same
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Any
 
 from ..candidates.sources import Candidate
@@ -106,10 +107,12 @@ def _run_taco(
     return outcome, decide(TACO, problem.fmt, expected, outcome, checker)
 
 
-# Programs whose TACO load (`_taco_load`) was decided, by the digest of their text and limits: each is loaded once per
-# process (a worker runs every test of a program), not once per test. Bounded; the oldest are forgotten first.
+# Programs whose TACO load (`_taco_load`) was decided, by the digest of their text and limits: each is loaded
+# once per process (a worker runs every test of a program), not once per test. Bounded, the oldest forgotten
+# first; shared by the threads of an Evaluator.
 _TACO_LOADS: dict[str, Outcome | None] = {}
 _TACO_LOADS_KEPT = 256
+_TACO_LOADS_LOCK = threading.Lock()
 
 
 def _taco_load(executor: Executor, program: Program) -> Outcome | None:
@@ -118,15 +121,18 @@ def _taco_load(executor: Executor, program: Program) -> Outcome | None:
     None when it loads, else the failed run."""
     key = hashlib.blake2b(program.source.encode("utf-8", "surrogatepass") + repr(executor.limits).encode(),
                           digest_size=16).hexdigest()
-    if key not in _TACO_LOADS:
-        outcome = executor.run_stdin(Program(taco.loaded_program(program.source), program.filename), "")
-        if outcome.status == RUN_HARNESS_ERROR:
-            return None  # not the program's doing: undecided, the test's own run meets the fault
-        failed = not (outcome.status == RUN_EXITED and outcome.exit_code == 0)
-        if len(_TACO_LOADS) >= _TACO_LOADS_KEPT:
+    with _TACO_LOADS_LOCK:
+        if key in _TACO_LOADS:
+            return _TACO_LOADS[key]
+    outcome = executor.run_stdin(Program(taco.loaded_program(program.source), program.filename), "")
+    if outcome.status == RUN_HARNESS_ERROR:
+        return None  # not the program's doing: undecided, the test's own run meets the fault
+    failed = outcome if not (outcome.status == RUN_EXITED and outcome.exit_code == 0) else None
+    with _TACO_LOADS_LOCK:
+        while len(_TACO_LOADS) >= _TACO_LOADS_KEPT:
             _TACO_LOADS.pop(next(iter(_TACO_LOADS)))
-        _TACO_LOADS[key] = outcome if failed else None
-    return _TACO_LOADS[key]
+        _TACO_LOADS[key] = failed
+    return failed
 
 
 def _run_apps(
