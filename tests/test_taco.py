@@ -317,10 +317,17 @@ def test_the_list_is_refused_for_another_split_and_a_bad_list_is_a_usage_error(p
     with pytest.raises(Exception, match=r"^--apps-special-judge=spj.jsonl: TACO's list names problems of its test "
                                         r"split by index, and this run reads split 'train'"):
         special.check_split("train")
+    pytester.mkdir("solutions")
     (pytester.path / "spj.jsonl").write_text('{"idx": 0}\n')
     result = run(pytester, "--apps-dataset=sample", "--apps-special-judge=spj.jsonl", "-p", "no:cacheprovider")
     assert result.ret == 4 and "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
     result.stderr.fnmatch_lines(["ERROR: *spj.jsonl line 1: not an output_spj.jsonl entry*"])
+    # a list that reads well, given with APPS rows (the bundled sample): their ids are other problems
+    (pytester.path / "spj.jsonl").write_text('{"idx": 0, "special_judge": true, "case": 2}\n')
+    result = run(pytester, "--apps-dataset=sample", "--apps-special-judge=spj.jsonl", "-p", "no:cacheprovider")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["ERROR: --apps-special-judge=*spj.jsonl: TACO's list names problems of TACO's test "
+                                 "split, and this dataset's rows are not TACO rows*"])
 
 
 # ------------------------------------------------------------------------------------------- row limits

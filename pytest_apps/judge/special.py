@@ -78,6 +78,13 @@ class SpecialJudges:
                 f"run reads split {split!r}, whose problems with those ids are others; drop the option, or run the "
                 "test split")
 
+    def check_rows(self, taco_rows: bool) -> None:
+        """Refuse the list for a dataset whose rows are not TACO's (APPS ids are other problems)."""
+        if not taco_rows:
+            raise SpecialJudgeError(
+                f"--apps-special-judge={self.path}: TACO's list names problems of TACO's test split, and this "
+                "dataset's rows are not TACO rows (no TACO tier or column); drop the option, or give TACO's data")
+
     def kind(self, problem_id: str) -> int | None:
         return self.kinds.get(problem_id)
 
