@@ -10,7 +10,9 @@
 
 Each pytest run prints its 25 slowest tests (`--durations`), to keep the suite's time in view.
 
-`.ci/run` runs `tests-newest` and `tests-oldest`. Each session has its own virtual environment under `.nox/`
+- `docs`: the documentation site, built with `mkdocs build --strict`.
+
+`.ci/run` runs `docs`, `tests-oldest` and `tests-newest`. Each session has its own virtual environment under `.nox/`
 with the project installed there as a user installs it (built and installed, not editable: package data
 included; never in the environment nox itself runs in), and runs pytest's own command, so the tests import
 that installed package. A checkout under /tmp (a CI clone, say) keeps its environments outside /tmp, in
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import glob
 import os
+import tomllib
 
 import nox
 
@@ -67,6 +70,15 @@ def install(session: nox.Session, *pins: str, project: str = ".[test]") -> None:
 def pytest(session: nox.Session, *tests: str) -> None:
     # pytest's command, not `python -m pytest`, which would put the checkout first on the module path
     session.run("pytest", "--durations=25", *(session.posargs or tests))
+
+
+@nox.session(name="docs", python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """The documentation site, built strictly: a broken link, a missing anchor or a page left out of the nav fails.
+    Only the docs extra is installed (the pages need nothing of the project's code)."""
+    with open(os.path.join(HERE, "pyproject.toml"), "rb") as fh:
+        session.install(*tomllib.load(fh)["project"]["optional-dependencies"]["docs"])
+    session.run("mkdocs", "build", "--strict", "--quiet", "--site-dir", session.create_tmp())
 
 
 @nox.session(name="tests-newest", python=PYTHON)

@@ -47,4 +47,5 @@ def test_the_quickstarts_benchmark_command_runs_offline_as_written(pytester) -> 
 def test_the_quickstarts_test_command_is_what_ci_runs() -> None:
     _, tests = quickstart()
     assert tests == "nox -s tests-oldest tests-newest"
-    assert "python -m nox --sessions tests-oldest tests-newest" in (REPO / ".ci" / "run").read_text()
+    ci = re.search(r"^python -m nox --sessions (.+)$", (REPO / ".ci" / "run").read_text(), flags=re.MULTILINE)
+    assert ci is not None and ci.group(1).split()[-2:] == ["tests-oldest", "tests-newest"]
