@@ -124,17 +124,16 @@ def descendants_of(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
+            ppid = parent_of(int(entry.name))
+            if ppid is not None:
+                children.setdefault(ppid, []).append(int(entry.name))
     out, todo = set(), [pid]
     while todo:
         for child in children.get(todo.pop(), []):
             out.add(child)
             todo.append(child)
     return out
+
 
 def kill_tree(pid: int) -> None:
     """SIGKILL a process and everything below it, as a lost machine ends them: a descendant that ended by itself

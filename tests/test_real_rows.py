@@ -27,13 +27,12 @@ def servers_in(folder: Path) -> set[int]:
     (some of which kill their controller on purpose and leave servers on their way out)."""
     found = set()
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and b"pytest_apps/executor/serve.py" in cmdline(int(entry.name)):
             try:
-                if b"pytest_apps/executor/serve.py" in (entry / "cmdline").read_bytes() and (
-                        Path(os.readlink(entry / "cwd")) == folder):
+                if Path(os.readlink(entry / "cwd")) == folder:
                     found.add(int(entry.name))
             except OSError:
-                continue
+                continue  # (gone meanwhile)
     return found
 
 

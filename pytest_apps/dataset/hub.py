@@ -45,7 +45,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -298,30 +298,33 @@ def _open_hub_other_layout(spec: str, split: str, revision: str | None, stop: in
 def _cached_arrow_shards(listed: list[Path], stop: int | None, where: str) -> Iterator[dict]:
     """Offline, the rows of a split of which the hub cache holds only the first shards: read in order, and an
     error (never a split cut short) when a row past them is needed."""
-    present = [p for p in listed if p.is_file()]
-    first = open_arrow(present[0]) if present and present[0] == listed[0] else None
 
-    def gen() -> Iterator[dict]:
-        for i, path in enumerate(listed):
-            if not path.is_file():
-                raise DatasetError(f"{where}: {path.name} ({i + 1} of {len(listed)} files of the split) is not in the "
-                                   "Hugging Face cache (an earlier run needed only the files before it); run once "
-                                   "online to fetch it, or use --apps-limit to stay within the cached rows")
-            yield from arrow_file_rows(first if i == 0 and first is not None else open_arrow(path), str(path))
+    def cached(i: int) -> Path:
+        if not listed[i].is_file():
+            raise DatasetError(f"{where}: {listed[i].name} ({i + 1} of {len(listed)} files of the split) is not in the "
+                               "Hugging Face cache (an earlier run needed only the files before it); run once "
+                               "online to fetch it, or use --apps-limit to stay within the cached rows")
+        return listed[i]
 
-    return limit_rows(gen(), stop)
+    return _arrow_shards([functools.partial(cached, i) for i in range(len(listed))], stop)
 
 
 def _hub_arrow_shards(repo_id: str, names: list[str], rev: str, commit: str, where: str, stop: int) -> Iterator[dict]:
-    """The rows of a split's Arrow shards up to `stop`, downloading a shard only once its rows are needed (the
-    first now, so that an error is said when the dataset is opened)."""
-    first = _download(repo_id, names[0], rev, commit, where)
+    """The rows of a split's Arrow shards up to `stop`, each downloaded into the hub cache once its rows are
+    needed."""
+    return _arrow_shards([functools.partial(_download, repo_id, n, rev, commit, where) for n in names], stop)
+
+
+def _arrow_shards(shards: list[Callable[[], Path]], stop: int | None) -> Iterator[dict]:
+    """The rows of Arrow shards in order up to `stop`, a shard got (downloaded, or found in the cache) only when
+    the rows before it are used up; the first now, so that an error is said when the dataset is opened."""
+    first = shards[0]()
     reader = open_arrow(first)
 
     def gen() -> Iterator[dict]:
         yield from arrow_file_rows(reader, str(first))
-        for name in names[1:]:
-            path = _download(repo_id, name, rev, commit, where)
+        for get in shards[1:]:
+            path = get()
             yield from arrow_file_rows(open_arrow(path), str(path))
 
     return limit_rows(gen(), stop)

@@ -29,11 +29,10 @@ from typing import Any, Callable, Protocol
 from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_folder
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
-from ..core.settings import TACO_TIERS, Settings
-from ..dataset import index
+from ..core.settings import Settings
+from ..dataset import index, taco
 from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, Selection, SkippedRow
-from ..dataset.taco import UNKNOWN_TIER
 from ..engine.failtext import write_case_files
 from ..engine.result import CaseResult
 from ..judge.checkers import Checkers
@@ -109,8 +108,7 @@ def build_plan(
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
-        special.check_rows(not parsed.problems or any(p.difficulty in (*TACO_TIERS, UNKNOWN_TIER)
-                                                      for p in parsed.problems))
+        special.check_rows(not parsed.problems or any(taco.tier_of(p.difficulty) for p in parsed.problems))
     if special is not None and settings.needs_checker == "exclude":
         checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
         parsed.problems, left_out = exclude_needing_checker(
