@@ -66,8 +66,9 @@ def test_failure_text_is_short_and_says_how_to_rerun(broken_project: pytest.Pyte
     out = result.stdout.str()
     assert "problem 900001 test 0: wrong answer" in out
     assert "expected:" in out and "got:" in out and "-1" in out
-    assert "rerun: pytest --apps-dataset=sample solutions/900001.py::test_0" in out
-    result.stdout.fnmatch_lines(["*first failing case*", "  solutions/900001.py::test_0"])
+    assert "rerun: pytest --apps-dataset=sample --apps-only=900001 solutions/900001.py::test_0" in out
+    result.stdout.fnmatch_lines(["*first failing case*",
+                                 "  pytest --apps-dataset=sample --apps-only=900001 solutions/900001.py::test_0"])
     # the rerun command, pasted as printed, runs exactly that case
     line = next(x for x in result.stdout.lines if x.startswith("rerun: pytest ") and "test_3" in x)
     again = run(broken_project, *shlex.split(line[len("rerun: pytest "):]))
@@ -85,14 +86,17 @@ def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
     result = run(broken_project, *base, "--apps-html", "r.html")
     lines = result.stdout.lines
     at = lines.index("first failing case of failing problems (paste to rerun):")
-    pasted = lines[at + 1].strip()
+    command = lines[at + 1].strip()  # the options the run was given, then the id
+    pasted = command.split()[-1]
     assert pasted.endswith("900001.py::test_0")
+    assert command == shlex.join(["pytest", "--apps-dataset=sample", f"--apps-candidates={elsewhere}",
+                                  "--apps-timeout=0.5", "--apps-html=r.html", pasted])
     report = read_report(broken_project)
     first = next(p for p in report["problems"] if p["id"] == "900001")
     assert first["first_failure"] == pasted
     assert first["first_failure_nodeid"].endswith("900001.py::test_0")  # as pytest names it
-    assert f"pytest {pasted}</code>" in (broken_project.path / "r.html").read_text()
-    again = run(broken_project, *base, pasted, "-v")
+    assert f"{command}</code>" in (broken_project.path / "r.html").read_text()
+    again = run(broken_project, *shlex.split(command)[1:], "-v")
     again.assert_outcomes(failed=1)
     run_section = read_report(broken_project)["run"]  # the one case ran; the others' records are carried
     assert run_section["executed"] == 1 and run_section["carried"] == 22 and len(run_section["rerun"]) == 1
@@ -279,7 +283,8 @@ def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_cod
     result.assert_outcomes(failed=3)
     ids = [f"empty-folder::{pid}::no_code" for pid in ("900001", "900002", "900003")]
     result.stdout.fnmatch_lines(["first failing case of failing problems (paste to rerun):",
-                                 *(f"  {nodeid}" for nodeid in ids)])
+                                 *(f"  pytest {' '.join(base[:2])} --apps-candidates=empty-folder {nodeid}"
+                                   for nodeid in ids)])
     result.stdout.fnmatch_lines(["*APPS problem 900001: no code (empty-folder holds no program for it; its * tests "
                                  "did not run)", "write empty-folder/900001.py, then run: pytest *empty-folder/900001.py"])
     junit = junit_outcomes(sample_project.path / "j.xml")

@@ -172,3 +172,48 @@ def test_the_candidates_source_and_what_lies_in_it(tmp_path: Path) -> None:
     ini["apps_limit"] = "x"  # a bad setting: the defaults (the run says what is wrong when it is active)
     del options["apps_candidates"]
     assert set(sources()) == {tmp_path / "solutions", tmp_path / "apps-generations"}
+
+
+def rerun_lines(result: pytest.RunResult) -> tuple[str, list[str]]:
+    """A run's first `rerun:` command and the lines listed under "paste to rerun"."""
+    lines = result.stdout.lines
+    rerun = next(line.split("rerun: ", 1)[1] for line in lines if line.startswith("rerun: "))
+    start = lines.index("first failing case of failing problems (paste to rerun):") + 1
+    pasted = []
+    for line in lines[start:]:
+        if not line.startswith("  "):
+            break
+        pasted.append(line.strip())
+    return rerun, pasted
+
+
+def test_what_a_selected_run_prints_to_paste_reruns_its_selection_and_merges_into_its_report(
+    pytester: pytest.Pytester,
+) -> None:
+    """Without an ini: the failure's `rerun:` command and the lines under "paste to rerun" carry the run's
+    selection and report options, so that, pasted as printed, they rerun the case and merge it into the report
+    of that same selection (every other problem left as it was), not into a report over the whole dataset."""
+    import json
+    import shlex
+
+    shutil.copy(SAMPLE_ROWS, pytester.path / "rows.jsonl")
+    (pytester.path / "r").mkdir()
+    (pytester.path / "r" / "900001.py").write_text("print('wrong')\n")
+    shutil.copy(REPO / "solutions" / "900003.py", pytester.path / "r" / "900003.py")
+    first = run(pytester, "--apps-dataset=rows.jsonl", "--apps-candidates=r", "--apps-only=900001,900003",
+                "--apps-max-tests=2", "--apps-report=out/report.json", "-n", "0")
+    first.assert_outcomes(failed=2, passed=2)
+    report = pytester.path / "out" / "report.json"
+    before = json.loads(report.read_text())
+    assert [p["id"] for p in before["problems"]] == ["900001", "900003"]
+    rerun, pasted = rerun_lines(first)
+    assert "--apps-only=900001,900003" in rerun and "--apps-report=out/report.json" in rerun, rerun
+    assert pasted and all(line.startswith("pytest ") for line in pasted), pasted
+    for command in (rerun, pasted[0]):
+        again = run(pytester, *shlex.split(command)[1:], "-n", "0")
+        again.assert_outcomes(failed=1)
+        after = json.loads(report.read_text())
+        assert after["run"]["complete"] and after["run"]["selected"] == 1, after["run"]
+        assert [p["id"] for p in after["problems"]] == ["900001", "900003"]
+        assert after["problems"][1] == before["problems"][1]  # the other problem as it was
+    assert not (pytester.path / "reports" / "apps-report.json").exists()

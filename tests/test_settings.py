@@ -62,3 +62,19 @@ def test_a_bad_value_is_one_line_naming_the_option_and_what_to_give(args: tuple[
 def test_a_bad_ini_value_names_the_ini_key() -> None:
     assert refusal(ini={"apps_limit": "many"}).startswith("ini option apps_limit: 'many' is not a valid int")
     assert settings("--apps-limit=3", ini={"apps_limit": "many"}).limit == 3  # the command line wins unread
+
+
+def test_a_rerun_repeats_the_selection_and_report_options_the_command_line_gave() -> None:
+    from pytest_apps.core.settings import rerun_args
+
+    given = settings("--apps-dataset=rows.jsonl", "--apps-only=15,17", "--apps-difficulty=interview",
+                     "--apps-difficulty=competition", "--apps-tag=math", "--apps-limit=5", "--apps-offset=2",
+                     "--apps-report=out/r.json", "--apps-html=r.html", "--apps-records=recs", "--apps-timeout=2")
+    assert rerun_args(given) == [
+        "--apps-dataset=rows.jsonl", "--apps-only=15,17", "--apps-difficulty=interview",
+        "--apps-difficulty=competition", "--apps-tag=math", "--apps-offset=2", "--apps-limit=5",
+        "--apps-timeout=2", "--apps-records=recs", "--apps-report=out/r.json", "--apps-html=r.html"]
+    # what the ini file gave, the ini gives the rerun again: a pasted id needs none of it
+    from_ini = settings(ini={"apps_dataset": "rows.jsonl", "apps_only": ["15,17"], "apps_report": "r.json"})
+    assert from_ini.only == ("15", "17") and rerun_args(from_ini) == []
+    assert rerun_args(settings("--apps-limit=3", ini={"apps_dataset": "rows.jsonl"})) == ["--apps-limit=3"]

@@ -243,6 +243,7 @@ class Settings:
     records: str = DEFAULT_RECORDS
     resume: bool = False
     rootdir: str = "."
+    from_ini: tuple[str, ...] = ()  # the options (names without --apps-) whose value the ini file gave
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -328,6 +329,7 @@ def argparse_kwargs(opt: Option) -> dict[str, Any]:
 def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str) -> Settings:
     """Command line wins over ini, ini over the default; every value is checked here, once."""
     values: dict[str, Any] = {}
+    from_ini: list[str] = []
     for opt in OPTIONS:
         raw = getoption(opt.dest)
         source = opt.flag
@@ -335,10 +337,11 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
             ini = getini(opt.dest)
             if ini not in (None, "", []):
                 raw, source = ini, f"ini option {opt.dest}"
+                from_ini.append(opt.name)
         values[opt.dest[len("apps_"):]] = opt.default if raw in (None, []) else _convert(opt, raw, source)
     if values["memory"] is None:
         values["memory"] = _memory_from_env()
-    settings = Settings(**values, rootdir=rootdir)
+    settings = Settings(**values, rootdir=rootdir, from_ini=tuple(from_ini))
     _check(settings)
     return settings
 
@@ -446,21 +449,33 @@ def parse_only(values: Iterable[str]) -> list[str]:
 
 
 
-# What decides how a single case runs; a rerun command repeats these (the node id does the selecting).
-RERUN_OPTIONS = ("dataset", "split", "revision", "max-tests", "candidates", "select", "generations",
+# What a command rerunning one case repeats (the node id does the selecting): what decides how a case runs,
+# which candidates and problems the run has (so that the rerun merges into the report of that same selection),
+# and where its records and reports go.
+RERUN_OPTIONS = ("dataset", "split", "revision", "only", "difficulty", "tag", "offset", "limit", "max-tests",
+                 "candidates", "select", "agent", "model", "base-url", "samples", "generations",
                  "timeout", "timeout-scale", "memory", "limits", "judge", "checkers", "special-judge",
-                 "needs-checker")
+                 "needs-checker", "records", "report", "html", "markdown", "predictions")
 
 
 def rerun_args(settings: Settings) -> list[str]:
     """The options, beyond the node id, that a command rerunning one case needs, each `--opt=value` (pytest
     takes an option's value that is an argument of its own and names an existing path for a test path when
-    it places its rootdir, before it knows a plugin's options)."""
+    it places its rootdir, before it knows a plugin's options). A value the ini file gave is left to the ini
+    (read again by the rerun, from the same folder); none is needed when the ini holds them all."""
     by_name = {opt.name: opt for opt in OPTIONS}
     args: list[str] = []
     for name in RERUN_OPTIONS:
         opt = by_name[name]
+        if name in settings.from_ini:
+            continue
         value = getattr(settings, opt.dest[len("apps_"):], None)
-        if value is not None and value != opt.default and not (name == "memory" and value == _memory_from_env()):
-            args.append(f"{opt.flag}={value:g}" if isinstance(value, float) else f"{opt.flag}={value}")
+        if value is None or value == opt.default or value == () or (
+                name == "memory" and value == _memory_from_env()):
+            continue
+        if isinstance(value, tuple):
+            values = [",".join(value)] if opt.commas else list(value)
+        else:
+            values = [f"{value:g}" if isinstance(value, float) else str(value)]
+        args.extend(f"{opt.flag}={v}" for v in values)
     return args

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
+from ..core.settings import rerun_args
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
@@ -226,7 +227,7 @@ def terminal_lines(state: ControllerState, summary: Summary, run: dict[str, Any]
     report_path = beside(state.settings.report_path) if run and run.get("kept") else state.settings.report_path
     # an incomplete run says so first; where its records came from after the figures
     lines = [f"INCOMPLETE RUN: {run['incomplete']}"] if run and not run["complete"] else []
-    lines += summary_lines(summary, reference=reference, report_path=report_path)
+    lines += summary_lines(summary, reference=reference, report_path=report_path, rerun=rerun_args(state.settings))
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
         lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "

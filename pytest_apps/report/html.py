@@ -30,6 +30,7 @@ import hashlib
 import html
 import json
 import os
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -38,7 +39,7 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
-from ..core.settings import TACO_TIERS, TIERS
+from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
@@ -374,7 +375,7 @@ def _sides(detail: Mapping[str, Any]) -> list[str]:
     return [_pane("expected", detail.get("expected"), "exp"), _pane("got", detail.get("got"), "got")]
 
 
-def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
+def _failure(p: Mapping[str, Any], newly_failing: bool = False, rerun: tuple[str, ...] = ()) -> str:
     kind = _first_kind(p)
     code, label, colour = KINDS.get(kind, (OTHER_CODE, kind.replace("_", " "), KINDS["harness_error"][2]))
     detail = p.get("first_failure_detail") or {}
@@ -394,7 +395,8 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     if detail.get("stderr_tail"):
         parts.append(_pane("stderr (end)", detail["stderr_tail"], "err"))
     if p.get("first_failure"):
-        parts.append(f'<p class="rerun"><b>rerun</b> <code>pytest {esc(p["first_failure"])}</code></p>')
+        command = shlex.join(["pytest", *rerun, p["first_failure"]])
+        parts.append(f'<p class="rerun"><b>rerun</b> <code>{esc(command)}</code></p>')
     parts.append(_pane("candidate program", program, "prog", note=str(p.get("candidate") or "")))
     passed, total = p.get("tests_passed", 0), p.get("tests_total", 0)
     return (
@@ -409,7 +411,8 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False) -> str:
     )
 
 
-def _failures(problems: list[Mapping[str, Any]], newly_failing: frozenset[str] = frozenset()) -> str:
+def _failures(problems: list[Mapping[str, Any]], newly_failing: frozenset[str] = frozenset(),
+              rerun: tuple[str, ...] = ()) -> str:
     failing = [p for p in problems if _is_failing(p)]
     if not failing:
         return '<section><h2>Failing problems</h2><p class="note">No failing problem.</p></section>'
@@ -426,7 +429,7 @@ def _failures(problems: list[Mapping[str, Any]], newly_failing: frozenset[str] =
         f"{options}</select>"
         '<button type="button" id="f-open">expand shown</button>'
         '<button type="button" id="f-close">collapse all</button></div>'
-        f'<div id="failures">{"".join(_failure(p, str(p.get("id")) in newly_failing) for p in failing)}</div>'
+        f'<div id="failures">{"".join(_failure(p, str(p.get("id")) in newly_failing, rerun) for p in failing)}</div>'
         "</section>"
     )
 
@@ -603,7 +606,8 @@ def render_html(document: Mapping[str, Any]) -> str:
             _outcomes(counts),
             _grid(data, counts),
             _failures(problems, frozenset(
-                str(x.get("id")) for x in (document.get("baseline") or {}).get("newly_failing_problems") or [])),
+                str(x.get("id")) for x in (document.get("baseline") or {}).get("newly_failing_problems") or []),
+                tuple(rerun_args(Settings.from_dict(document.get("settings") or {})))),
             _extras(document, f),
             f'<footer>pytest-apps report, format version {esc(document.get("version"))}. '
             "Self-contained: this file loads nothing from the network.</footer>",

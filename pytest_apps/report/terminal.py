@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 
 from ..core.outcome import BORDERLINE_BAND
@@ -14,9 +15,12 @@ from .taco import lines as taco_lines
 MOST_ROW_LINES = 10  # bad rows named one per line; the rest are counted (all are in the JSON report)
 
 
-def summary_lines(summary: Summary, *, reference: bool = False, report_path: object = None) -> list[str]:
+def summary_lines(summary: Summary, *, reference: bool = False, report_path: object = None,
+                  rerun: Sequence[str] = ()) -> list[str]:
     """The `APPS summary` section's lines. `reference`: the candidates are the dataset's own solutions (their
-    failures point at a broken problem or a harness bug)."""
+    failures point at a broken problem or a harness bug). `rerun`: the options a rerun of one case needs
+    (`core.settings.rerun_args`); with some, each failing case is listed as the command that reruns it, else
+    as its node id, which reruns it alone."""
     f = summary.figures
     ci = f.get("intervals") or {}
 
@@ -69,7 +73,7 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     failing = failing_nodeids(summary)
     if failing:
         lines.append("first failing case of failing problems (paste to rerun):")
-        lines.extend(f"  {nodeid}" for nodeid in failing)
+        lines.extend("  " + (shlex.join(["pytest", *rerun, nodeid]) if rerun else nodeid) for nodeid in failing)
     lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
     return lines
 
