@@ -217,3 +217,28 @@ def test_what_a_selected_run_prints_to_paste_reruns_its_selection_and_merges_int
         assert [p["id"] for p in after["problems"]] == ["900001", "900003"]
         assert after["problems"][1] == before["problems"][1]  # the other problem as it was
     assert not (pytester.path / "reports" / "apps-report.json").exists()
+
+
+def test_ini_paths_are_relative_to_the_ini_file_and_command_line_paths_to_where_pytest_started(
+    pytester: pytest.Pytester,
+) -> None:
+    """As pytest's own path settings: `apps_candidates = gens.jsonl` (and the dataset, report and records) in
+    pytest.ini mean the files beside pytest.ini, also in a run started in a subfolder, where a path given on
+    the command line is that folder's."""
+    import json
+
+    from conftest import run_in
+    from test_candidates_run import write_gens
+
+    shutil.copy(SAMPLE_ROWS, pytester.path / "rows.jsonl")
+    write_gens(pytester.path / "gens.jsonl")
+    pytester.makeini("[pytest]\napps = true\napps_dataset = rows.jsonl\napps_candidates = gens.jsonl\n"
+                     "apps_only = 900001\napps_max_tests = 1\napps_report = out/report.json\napps_records = recs\n")
+    sub = pytester.path / "sub"
+    sub.mkdir()
+    result = run_in(sub, "--apps-markdown=summary.md", "-n", "0")
+    assert "APPS summary" in result.stdout, result.stdout + result.stderr
+    report = json.loads((pytester.path / "out" / "report.json").read_text())
+    assert [p["id"] for p in report["problems"]] == ["900001"]
+    assert (pytester.path / "recs").is_dir() and (sub / "summary.md").is_file()
+    assert not (sub / "out").exists() and not (sub / "recs").exists() and not (pytester.path / "summary.md").exists()

@@ -5,6 +5,7 @@ error, exit status 4, the line on stderr) is one end-to-end test in test_plugin.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -78,3 +79,26 @@ def test_a_rerun_repeats_the_selection_and_report_options_the_command_line_gave(
     from_ini = settings(ini={"apps_dataset": "rows.jsonl", "apps_only": ["15,17"], "apps_report": "r.json"})
     assert from_ini.only == ("15", "17") and rerun_args(from_ini) == []
     assert rerun_args(settings("--apps-limit=3", ini={"apps_dataset": "rows.jsonl"})) == ["--apps-limit=3"]
+
+
+def test_an_ini_path_is_taken_from_the_ini_files_folder_and_a_command_line_path_from_where_pytest_started() -> None:
+    def from_sub(*args: str, **ini: str) -> Settings:
+        parser = argparse.ArgumentParser()
+        for opt in OPTIONS:
+            parser.add_argument(opt.flag, **argparse_kwargs(opt))
+        namespace = parser.parse_args(list(args))
+        return resolve(lambda dest: getattr(namespace, dest), ini.get, "/project/sub", "/project")
+
+    s = from_sub("--apps-html=h.html", apps_candidates="gens.jsonl", apps_dataset="rows.jsonl",
+                 apps_report="out/r.json", apps_records="recs", apps_generations="../gen", apps_markdown="/abs/m.md")
+    assert s.candidates_path == Path("/project/gens.jsonl") and s.dataset_ref() == "/project/rows.jsonl"
+    assert s.report_path == Path("/project/out/r.json") and s.records_path == Path("/project/recs")
+    assert s.path(s.generations) == Path("/gen") and s.markdown == "/abs/m.md"
+    assert s.path(s.html) == Path("/project/sub/h.html")
+    # words and hub ids are no paths
+    words = from_sub(apps_candidates="reference", apps_dataset="codeparrot/apps", apps_records="off")
+    assert (words.candidates, words.dataset, words.records_path) == ("reference", "codeparrot/apps", None)
+    assert from_sub(apps_dataset="sample").dataset == "sample"
+    # run where the ini file is, the values stay as written
+    assert resolve(lambda dest: None, {"apps_candidates": "gens.jsonl"}.get, "/project", "/project").candidates \
+        == "gens.jsonl"

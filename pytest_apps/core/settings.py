@@ -188,7 +188,7 @@ OPTIONS: tuple[Option, ...] = (
            "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
            "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False),
     Option("records", "Folder of the record store, where every case record is kept keyed by what decides it "
-           f"(relative to where pytest was started; default {DEFAULT_RECORDS}); 'off' keeps none.",
+           f"(default {DEFAULT_RECORDS}); 'off' keeps none.",
            default=DEFAULT_RECORDS, metavar="PATH|off", selects=False),
     Option("resume", "Execute only the cases that have no record in the store (an interrupted run, or "
            "programs that changed); the others are reported from their records. A borderline record always "
@@ -326,8 +326,37 @@ def argparse_kwargs(opt: Option) -> dict[str, Any]:
     return kwargs
 
 
-def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str) -> Settings:
-    """Command line wins over ini, ini over the default; every value is checked here, once."""
+# Options whose value is a path (besides the words each takes: `--apps-candidates=reference`, ...). Given on the
+# command line, a relative path is taken from where the run started (the `rootdir` of `resolve`); in the ini
+# file, from the ini file's folder, as pytest takes its own path settings.
+PATH_OPTIONS = ("dataset", "candidates", "generations", "special-judge", "checkers", "records", "report", "html",
+                "markdown", "predictions", "baseline")
+PATH_WORDS = {"dataset": ("sample",), "candidates": ("reference",), "checkers": ("builtin",), "records": ("off",)}
+
+
+def ini_path(name: str, value: str, ini_dir: str | os.PathLike[str], started_in: str | os.PathLike[str]) -> str:
+    """An ini file's value of option `name` as a path from where the run started: a relative path joined to
+    the ini file's folder (an absolute path when that folder is not where the run started). Words and, for
+    the dataset, a hub id (`owner/name`, no such file or folder beside the ini file) are kept as they are."""
+    if name not in PATH_OPTIONS or value in PATH_WORDS.get(name, ()):
+        return value
+    path = Path(value).expanduser()
+    if path.is_absolute():
+        return value
+    folder = Path(os.path.abspath(ini_dir))
+    if name == "dataset" and not (
+            value.startswith(".") or value.endswith((".jsonl", ".json", ".parquet", ".arrow"))
+            or (folder / path).exists()):
+        return value
+    if folder == Path(os.path.abspath(started_in)):
+        return value
+    return os.path.normpath(folder / path)
+
+
+def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str,
+            ini_dir: str | os.PathLike[str] | None = None) -> Settings:
+    """Command line wins over ini, ini over the default; every value is checked here, once. A relative path
+    the ini file (in `ini_dir`) gives is taken from that folder (`ini_path`)."""
     values: dict[str, Any] = {}
     from_ini: list[str] = []
     for opt in OPTIONS:
@@ -338,6 +367,8 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
             if ini not in (None, "", []):
                 raw, source = ini, f"ini option {opt.dest}"
                 from_ini.append(opt.name)
+                if ini_dir is not None and isinstance(raw, str):
+                    raw = ini_path(opt.name, raw, ini_dir, rootdir)
         values[opt.dest[len("apps_"):]] = opt.default if raw in (None, []) else _convert(opt, raw, source)
     if values["memory"] is None:
         values["memory"] = _memory_from_env()

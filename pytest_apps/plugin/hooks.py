@@ -82,7 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     started_in = str(config.invocation_params.dir)
     # where candidate code lies (this machine's paths; a remote worker collects from the plan instead)
-    sources = [] if REMOTE_KEY in worker else candidate_sources(config.getoption, config.getini, started_in)
+    sources = [] if REMOTE_KEY in worker else candidate_sources(config.getoption, config.getini, started_in,
+                                                                ini_folder(config))
     config.stash[SOURCES_KEY] = sources
     given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
     if not (REMOTE_KEY in worker or is_active(config.getoption, config.getini, given, sources, started_in)):
@@ -131,10 +132,16 @@ def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> Work
 def settings_of(config: pytest.Config) -> Settings:
     try:
         # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
-        # which pytest may place elsewhere (e.g. above a dataset path given as an option).
-        return resolve(config.getoption, config.getini, str(config.invocation_params.dir))
+        # which pytest may place elsewhere (e.g. above a dataset path given as an option); the ini file's
+        # from its folder, as pytest's own path settings.
+        return resolve(config.getoption, config.getini, str(config.invocation_params.dir), ini_folder(config))
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def ini_folder(config: pytest.Config) -> Path | None:
+    """The folder of the ini file (pytest.ini, tox.ini, setup.cfg or pyproject.toml) the run read, if any."""
+    return None if config.inipath is None else Path(config.inipath).parent
 
 
 def collected_arguments(config: pytest.Config, settings: Settings, plan: Plan) -> tuple[set[str], list[Any]]:

@@ -34,13 +34,14 @@ def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any], arg
     return bool(getini("apps"))
 
 
-def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str) -> list[Path]:
+def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str,
+                      ini_dir: str | Path | None = None) -> list[Path]:
     """Where the programs of a run with these options would come from: the candidates source (a folder or a
     generations file; the default `solutions`) and the generations folder, as absolute paths. Candidate code
     lies there, so pytest's Python collector must never import a file of theirs, the plugin active or not.
     A folder that holds where pytest started (`--apps-candidates=.`) is left out: it is the project itself."""
     try:
-        settings = resolve(getoption, getini, started_in)
+        settings = resolve(getoption, getini, started_in, ini_dir)
     except OptionError:  # the run itself says so when it is active; dormant, the defaults
         settings = Settings(rootdir=started_in)
     here = _absolute(started_in)
