@@ -8,7 +8,9 @@ import shutil
 
 import pytest
 
-from conftest import BROKEN, junit_outcomes, read_report, run, verdict_outline
+from conftest import BROKEN, REPO, junit_outcomes, read_report, run, verdict_outline
+
+SAMPLE_ROWS = REPO / "pytest_apps" / "data" / "sample.jsonl"
 
 @pytest.mark.interfaces
 def test_dormant_without_apps_options(pytester: pytest.Pytester) -> None:
@@ -317,3 +319,45 @@ def test_every_selected_problem_has_an_item_and_one_without_code_fails_as_no_cod
     result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["FAILED g.jsonl::900002::no_code*"])
     run(sample_project, *base, "--apps-candidates=g.jsonl", "g.jsonl::900002::no_code").assert_outcomes(failed=1)
+
+
+def usage_error(result: pytest.RunResult) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1, result.stderr.lines
+    return errors[0]
+
+
+def test_a_source_the_rows_cannot_give_or_a_tier_they_lack_is_one_line_with_what_they_have(
+    sample_project: pytest.Pytester,
+) -> None:
+    """`--apps-candidates=reference` on rows without solutions, and a tier name of the other dataset
+    (`--apps-difficulty=hard` on APPS rows): one line naming the option, what the data has and what to do."""
+    rows = [json.loads(line) for line in SAMPLE_ROWS.read_text().splitlines()]
+    for row in rows:
+        row["solutions"] = ""
+    (sample_project.path / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    line = usage_error(run(sample_project, "--apps-dataset=rows.jsonl", "--apps-candidates=reference",
+                           "--apps-only=900001,900002"))
+    assert line.startswith("ERROR: --apps-candidates=reference: the rows of rows.jsonl hold no solutions for the "
+                           "selected problems (900001, 900002); give the programs to test"), line
+    line = usage_error(run(sample_project, "--apps-dataset=sample", "--apps-difficulty=hard"))
+    assert line == ("ERROR: --apps-difficulty=hard: no row of sample has that tier; its tiers are introductory, "
+                    "interview, competition (APPS's names): give one of them")
+    # a tier the data has selects as before
+    run(sample_project, "--apps-dataset=sample", "--apps-difficulty=competition",
+        "--apps-max-tests=1").assert_outcomes(passed=2)
+
+
+def test_an_ini_with_apps_options_but_not_apps_true_says_how_to_turn_the_plugin_on(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    hint = ("apps: the benchmark is off although pytest.ini sets apps_dataset, apps_limit: add 'apps = true' there, "
+            "or run pytest --apps")
+    ini = pytester.path / "pytest.ini"
+    ini.write_text("[pytest]\napps_dataset = sample\napps_limit = 2\n")
+    result = run(pytester)
+    result.assert_outcomes(passed=1)  # still dormant: the project's own tests, as before
+    assert result.stdout.lines.count(hint) == 1, result.stdout.lines[:8]
+    for text in ("[pytest]\n", "[pytest]\napps = true\napps_dataset = sample\napps_limit = 1\n"):
+        ini.write_text(text)
+        assert not any(line.startswith("apps: the benchmark is off") for line in run(pytester).stdout.lines)

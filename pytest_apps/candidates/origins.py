@@ -13,8 +13,8 @@ from ..core.settings import Settings
 from ..dataset.problems import Problem
 from .generation import generate_for
 from .extract import looks_like_markdown
-from .sources import (FOLDER_SUFFIXES, REFERENCE, Candidate, CandidateError, load_candidates, read_folder,
-                      reference_folder)
+from .sources import (FOLDER_SUFFIXES, REFERENCE, Candidate, CandidateError, load_candidates, parse_solutions,
+                      read_folder, reference_folder)
 
 PROVIDED = "hook"  # the origin of a provider's candidates, and their folder under --apps-generations
 
@@ -54,7 +54,15 @@ def settings_candidates(
         generate_for(settings, problems, folder, progress=progress)
         return read_folder(folder, problems, origin="agent", select=settings.select)
     if settings.candidates == REFERENCE:
-        reference_folder(folder, problems, solutions or {}, settings.samples)
+        solutions = solutions or {}
+        if problems and not any(parse_solutions(solutions.get(p.id)) for p in problems):
+            ids = ", ".join(p.id for p in problems[:10]) + (f" and {len(problems) - 10} more" if len(problems) > 10
+                                                           else "")
+            raise CandidateError(
+                f"--apps-candidates=reference: the rows of {settings.dataset} hold no solutions for the selected "
+                f"problems ({ids}); give the programs to test (--apps-candidates=PATH: a folder or a generations "
+                "file), or rows that have solutions")
+        reference_folder(folder, problems, solutions, settings.samples)
         return read_folder(folder, problems, origin=REFERENCE, select=settings.select)
     return load_candidates(folder, problems, settings.select)
 

@@ -107,6 +107,8 @@ class ParsedRows:
     skipped: list[SkippedRow] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)  # --apps-only ids not in the dataset
     solutions: dict[str, Any] = field(default_factory=dict)  # raw `solutions` fields, only when asked for
+    # with a tier filter and every row read: the tiers the rows have (so a tier that none has can be named)
+    tiers: list[str] | None = None
 
 
 def normalise_tier(value: str) -> str:
@@ -276,10 +278,13 @@ def select_entries(
     seen: set[str] = set()
     kept = 0
     complete = True  # read to the end: only then is an --apps-only id that was not met really absent
+    met: dict[str, None] = {}  # the rows' tiers, with a tier filter
     for entry in entries:
         if selection.limit is not None and kept >= selection.offset + selection.limit:
             complete = False
             break
+        if tiers:
+            met[entry.difficulty] = None
         if tiers and entry.difficulty not in tiers:
             continue
         if only and entry.problem_id not in only:
@@ -314,7 +319,26 @@ def select_entries(
     if complete:
         found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
         out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
+        if tiers:
+            out.tiers = list(met)
     return out
+
+
+def absent_tiers_line(difficulties: Sequence[str], parsed: ParsedRows, dataset: str) -> str | None:
+    """One line for `--apps-difficulty` tiers that no row of the data has (APPS's tier names on TACO rows, or
+    TACO's on APPS rows): the tiers the data has and what to give; None when a tier asked for is there."""
+    if not difficulties or parsed.tiers is None or parsed.problems or parsed.skipped:
+        return None
+    if {normalise_tier(t) for t in difficulties} & set(parsed.tiers):
+        return None
+    order = {name: i for i, name in enumerate((*TIERS, *taco.TIERS))}
+    has = sorted(parsed.tiers, key=lambda t: (order.get(t, len(order)), t))
+    given = ", ".join(dict.fromkeys(difficulties))
+    if not has:
+        return f"--apps-difficulty={given}: {dataset} has no rows to choose from"
+    kind = ("APPS's" if set(has) <= set(TIERS) else "TACO's" if set(has) <= {*taco.TIERS, taco.UNKNOWN_TIER} else "the data's")
+    return (f"--apps-difficulty={given}: no row of {dataset} has that tier; its tiers are {', '.join(has)} "
+            f"({kind} names): give one of them")
 
 
 def parse_call_args(raw: Any) -> list[Any]:

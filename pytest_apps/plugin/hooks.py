@@ -35,7 +35,7 @@ from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of,
 from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
 from .ledger import Ledger, report_recorded, report_skipped
-from .options import add_options, candidate_sources, is_active, lies_in
+from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
@@ -55,6 +55,7 @@ from .writers import (
 
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
+DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -87,6 +88,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SOURCES_KEY] = sources
     given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
     if not (REMOTE_KEY in worker or is_active(config.getoption, config.getini, given, sources, started_in)):
+        if not worker:
+            config.stash[DORMANT_KEY] = dormant_line(config.getini, config.inipath)
         return
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
@@ -103,6 +106,12 @@ def pytest_configure(config: pytest.Config) -> None:
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
     config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Dormant, in a project whose ini file sets `apps_*` options but not `apps = true`: how to turn it on."""
+    line = config.stash.get(DORMANT_KEY, None)
+    return [line] if line else []
 
 
 def configure_controller(config: pytest.Config) -> ControllerState:

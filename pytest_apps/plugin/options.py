@@ -34,6 +34,19 @@ def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any], arg
     return bool(getini("apps"))
 
 
+def dormant_line(getini: Callable[[str], Any], inipath: Path | None) -> str | None:
+    """For a dormant run whose ini file sets `apps_*` options without `apps = true`: one line saying how to turn
+    the plugin on (reads the ini's values only). None otherwise."""
+    if inipath is None or getini("apps"):
+        return None
+    named = [opt.dest for opt in OPTIONS if getini(opt.dest) not in (None, "", [], False)]
+    if not named:
+        return None
+    shown = ", ".join(named[:3]) + (" ..." if len(named) > 3 else "")
+    return (f"apps: the benchmark is off although {Path(inipath).name} sets {shown}: add 'apps = true' there, "
+            "or run pytest --apps")
+
+
 def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str,
                       ini_dir: str | Path | None = None) -> list[Path]:
     """Where the programs of a run with these options would come from: the candidates source (a folder or a

@@ -32,7 +32,8 @@ from ..core import jsontext
 from ..core.settings import Settings
 from ..dataset import index, taco
 from ..dataset.index import cases_path, read_cases
-from ..dataset.problems import Cases, Problem, Selection, SkippedRow
+from ..dataset.problems import Cases, Problem, Selection, SkippedRow, absent_tiers_line
+from ..dataset.rows import DatasetError
 from ..engine.failtext import write_case_files
 from ..engine.result import CaseResult
 from ..judge.checkers import Checkers
@@ -105,6 +106,9 @@ def build_plan(
         keep_solutions=settings.candidates == REFERENCE, sink=write_cases,
     )
     parsed = loaded.parsed
+    absent = absent_tiers_line(settings.difficulty, parsed, settings.dataset)
+    if absent:
+        raise DatasetError(absent)
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
