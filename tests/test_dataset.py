@@ -182,3 +182,23 @@ def test_a_sink_takes_each_problems_cases_as_its_row_is_parsed():
     parsed = select(iter(rows), Selection(), 2, sink=lambda p, c: got.append((p.id, len(c))))
     assert got == [("0", 2), ("1", 2), ("3", 2)]
     assert parsed.cases == {} and ids(parsed) == ["0", "1", "3"]
+
+
+def test_a_tier_no_row_has_is_named_with_the_tiers_the_rows_have():
+    from pytest_apps.dataset.problems import absent_tiers_line
+
+    apps = [make_row(1, "interview"), make_row(2, "introductory")]
+    taco = [make_row(1, "MEDIUM"), make_row(2, "HARD")]
+
+    def line(rows, *tiers, **selection):
+        return absent_tiers_line(tiers, select(rows, Selection(tiers, **selection), 20), "rows.jsonl")
+
+    assert line(apps, "HARD") == ("--apps-difficulty=HARD: no row of rows.jsonl has that tier; its tiers are "
+                                  "introductory, interview (APPS's names): give one of them")
+    assert line(taco, "interview", "competition").startswith(
+        "--apps-difficulty=interview, competition: no row of rows.jsonl has that tier; its tiers are MEDIUM, HARD "
+        "(TACO's names)")
+    # a tier the rows have, even where the rest of the selection leaves nothing, is not this line's business
+    assert line(apps, "interview") is None and line(apps, "interview", only=["99"]) is None
+    assert line(taco, "hard", "interview") is None
+    assert absent_tiers_line((), select(apps, Selection(), 20), "rows.jsonl") is None

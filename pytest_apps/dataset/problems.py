@@ -336,7 +336,8 @@ def absent_tiers_line(difficulties: Sequence[str], parsed: ParsedRows, dataset: 
     given = ", ".join(dict.fromkeys(difficulties))
     if not has:
         return f"--apps-difficulty={given}: {dataset} has no rows to choose from"
-    kind = ("APPS's" if set(has) <= set(TIERS) else "TACO's" if set(has) <= {*taco.TIERS, taco.UNKNOWN_TIER} else "the data's")
+    taco_tiers = {*taco.TIERS, taco.UNKNOWN_TIER}
+    kind = "APPS's" if set(has) <= set(TIERS) else "TACO's" if set(has) <= taco_tiers else "the data's"
     return (f"--apps-difficulty={given}: no row of {dataset} has that tier; its tiers are {', '.join(has)} "
             f"({kind} names): give one of them")
 
