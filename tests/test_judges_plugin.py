@@ -41,7 +41,8 @@ def test_seed_is_the_default_and_a_rerun_command_names_the_judge(pytester: pytes
     suite = ET.parse(pytester.path / "j.xml").getroot().find("testsuite")
     assert [(p.get("name"), p.get("value")) for p in suite.find("properties")] == [("apps_judge", "seed")]
     failing = run(pytester, "--apps-dataset", "sample", "--apps-judge", "apps", "--apps-only", "900005")
-    failing.stdout.fnmatch_lines(["rerun: pytest --apps-dataset=sample --apps-judge=apps solutions/900005.py::test_0"])
+    failing.stdout.fnmatch_lines(
+        ["rerun: pytest --apps-dataset=sample --apps-only=900005 --apps-judge=apps solutions/900005.py::test_0"])
 
 
 def test_an_unknown_judge_is_a_one_line_usage_error(pytester: pytest.Pytester):
