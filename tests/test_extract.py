@@ -50,8 +50,12 @@ def test_no_block_is_no_code():
     assert extract_code(None) is None
 
 
-def test_unclosed_block_is_not_a_block():
-    assert extract_code(f"{F}python\nprint(1)\n") is None
+def test_an_unclosed_final_python_block_is_a_truncated_generation():
+    assert extract_code(f"{F}python\nprint(1)\n") == "print(1)"  # cut at the token limit after a whole statement
+    assert extract_code(f"{F}python\nprint(1\n") is None  # cut mid-statement: it does not parse
+    assert extract_code(f"{F}python\nx = 2\n{F}\nthen\n{F}python\nprint(1)\n") == "print(1)"  # the last one
+    assert extract_code(f"{F}python\nx = 2\n{F}\nthen\n{F}python\nprint(1\n") == "x = 2"
+    assert extract_code(f"{F}text\nprint(1)\n") is None  # only a python block is taken unclosed
 
 
 def test_markdown_detection_for_program_fields():

@@ -10,6 +10,10 @@ The rule (issue 4), applied in order:
 3. Only if none qualifies, the same over bare ````` fences (no label).
 4. No qualifying block: ``None`` ("no code").
 
+An opening ``python``/``py`` fence after the last closed block, never closed, runs to the end of the text: a
+generation cut at its token limit. It is the last block, so it is taken when it qualifies (it parses); one cut
+mid-statement does not parse and is no code.
+
 Later blocks win because models usually end with their final answer after drafts and examples.
 """
 
@@ -28,6 +32,7 @@ _BLOCK = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 PYTHON_LABELS = ("python", "py")
+_OPEN = re.compile(r"^[ ]{0,3}```[ \t]*(python|py)\b[^\n`]*\n(.*)\Z", re.MULTILINE | re.DOTALL | re.IGNORECASE)
 
 
 def after_thinking(text: str) -> str:
@@ -41,9 +46,14 @@ def after_thinking(text: str) -> str:
 def blocks(text: str) -> list[tuple[str, str]]:
     """The fenced blocks of `text` in order, as (label, body); the label is the info string's first word."""
     out = []
+    end = 0
     for m in _BLOCK.finditer(text):
         info = m.group(1).strip()
         out.append((info.split()[0] if info else "", m.group(2)))
+        end = m.end()
+    rest = _OPEN.search(text, end)  # a final python block left open: a truncated generation
+    if rest is not None and "```" not in rest.group(2):
+        out.append((rest.group(1), rest.group(2)))
     return out
 
 
