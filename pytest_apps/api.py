@@ -360,6 +360,7 @@ class Evaluator:
         names: Sequence[str | None] | None = None,
         fail_fast: bool | None = None,
         budget: float | None = None,
+        timings: list[tuple[float, float] | None] | None = None,
     ) -> list[ProblemResult | None]:
         """Score a training batch: `score_many` with a time budget and a fail-fast choice for this call.
 
@@ -368,6 +369,10 @@ class Evaluator:
         by then comes back as None (not scored: never a result that reads as failed). The call returns at the
         budget; programs still running stop at their next test, so the executors are free again at most
         one test's limit later. Verdicts do not depend on the batch's size or the concurrency.
+
+        `timings`, if given (a list), receives one entry per pair: (seconds it waited for an executor, seconds
+        from the call to its result), or None where it was not scored. On a Ray cluster the wait is not known
+        here and is given as 0.
         """
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)
@@ -381,14 +386,29 @@ class Evaluator:
             return []
         stop_fast = self.fail_fast if fail_fast is None else bool(fail_fast)
         deadline = None if budget is None else time.monotonic() + budget
+        started = time.monotonic()
+        begun: list[float | None] = [None] * len(work)
+        ended: list[float | None] = [None] * len(work)
+
+        def one(i: int, problem: Problem, program: str | None, name: str | None,
+                stop: Any) -> ProblemResult | None:
+            begun[i] = time.monotonic()
+            result = self._score_on_any(problem, program, name, stop_fast, stop)
+            ended[i] = time.monotonic()
+            return result
+
         with self._timed():
             if self.cluster is not None:
-                return self._score_on_cluster(work, labels, stop_fast, deadline)
+                results = self._score_on_cluster(work, labels, stop_fast, deadline)
+                if timings is not None:
+                    now = time.monotonic() - started
+                    timings.extend(None if r is None else (0.0, now) for r in results)
+                return results
             stopped = threading.Event()
             pool = self._pool()
             futures: list[Future[ProblemResult | None]] = [
-                pool.submit(self._score_on_any, p, program, n, stop_fast, stopped.is_set)
-                for (p, program), n in zip(work, labels)
+                pool.submit(one, i, p, program, n, stopped.is_set)
+                for i, ((p, program), n) in enumerate(zip(work, labels))
             ]
             left = set(futures)
             while left:
@@ -399,7 +419,11 @@ class Evaluator:
             stopped.set()  # what is still running stops at its next test, what has not started does not start
             for future in left:
                 future.cancel()
-            return [f.result() if f.done() and not f.cancelled() and f not in left else None for f in futures]
+            results = [f.result() if f.done() and not f.cancelled() and f not in left else None for f in futures]
+            if timings is not None:
+                timings.extend(None if r is None or b is None or e is None else (b - started, e - started)
+                               for r, b, e in zip(results, begun, ended))
+            return results
 
     # -- roll-up ---------------------------------------------------------------------------------------
     def summary(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> Summary:

@@ -26,13 +26,17 @@ verl's ``prime`` reward manager turns any exception into 0.0, so use the ``naive
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import logging
 import os
 import threading
+import time
+import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
@@ -41,8 +45,8 @@ from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
-__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "compute_score", "compute_score_batch",
-           "completion_text"]
+__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "apps_reward", "compute_score",
+           "compute_score_async", "compute_score_batch", "completion_text"]
 
 log = logging.getLogger("pytest_apps.rewards")
 
@@ -54,6 +58,7 @@ HARNESS = "harness_error"  # the harness failed on a test the reward needs
 NOT_APPLICABLE = "not_applicable"  # no problem to judge it on (bad row, unknown id, broken problem)
 COUNTED_KINDS = (*ALL_KINDS, RUN_HARNESS_ERROR)
 _ROW_CACHE = 1024  # problems built from rows' own input_output, kept by their text
+RESULTS_CACHE = 4096  # default count of recent (problem, program) results kept for reuse
 
 
 class NotScored(RuntimeError):
@@ -74,6 +79,11 @@ class RewardDetail:
     tests_total: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
     reason: str = ""
+    ran: bool = False  # its program ran in this batch (not a duplicate, not a result reused from a recent batch)
+    deduplicated: bool = False  # the result of the same program on the same tests, run once for all of them
+    retried: bool = False  # a harness fault made it run a second time
+    latency: float = 0.0  # seconds from the batch's start to its result
+    queue: float = 0.0  # of those, seconds it waited for an executor
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -146,6 +156,14 @@ class CodeReward:
     The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`) are
     its own; or pass a ready `evaluator` (it is not closed by `close()` then).
 
+    Within a call, completions with the same program on the same problem's tests run once; `cache` recent
+    results (program, problem) are reused by later calls (least recently used dropped first; 0: none). A
+    completion whose run hit a harness fault runs once more (the executor restarts its server after a fault)
+    before it is left without a reward.
+
+    It pickles (TRL's async trainer sends reward functions to a spawned process): the copy starts its own
+    executors on first use. `as_async()` is the same reward as an ``async`` function.
+
     Logging: after each call, `last` holds a `RewardDetail` per completion and `on_batch` (if given) is
     called with them; when TRL passes ``log_metric`` / ``log_extra`` (recent versions do), the batch's figures
     (`batch_figures`) go to its metrics and each completion's verdict and tests to its completions table.
@@ -169,6 +187,7 @@ class CodeReward:
         workers: int | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
+        cache: int = RESULTS_CACHE,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
         name: str | None = None,
     ) -> None:
@@ -176,22 +195,55 @@ class CodeReward:
             raise ValueError(f"shape: unknown reward shape {shape!r}; use {' or '.join(SHAPES)}")
         if budget is not None and budget <= 0:
             raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
+        if cache < 0:
+            raise ValueError(f"cache: {cache}; give 0 (no reuse) or more results to keep")
         self.shape = shape
         self.split, self.max_tests = split, max_tests
         self.io_column, self.id_column = io_column, id_column
         self.budget = budget
+        self.cache = cache
         self.on_batch = on_batch
         self.__name__ = name or f"apps_{shape}"  # TRL names a reward function's metrics after it
         self._problems_spec = problems
+        self._own = evaluator is None
+        if evaluator is not None:
+            self._options: dict[str, Any] = dict(
+                workers=evaluator.workers, timeout=evaluator.timeout, memory=evaluator.memory,
+                judge=evaluator.judge, checkers=evaluator.checkers, ray=evaluator.cluster is not None)
+        else:
+            self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
+                                 ray=ray, ray_per_node=ray_per_node)
+        self._fresh()
+        # started now, so that a bad option fails here rather than at the first batch
+        self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
+
+    def _fresh(self) -> None:
+        """The state that is not pickled: locks, caches, the last batch."""
         self._by_id: dict[str, Problem] | None = None
         self._rows: OrderedDict[str, Problem | str] = OrderedDict()  # input_output text -> problem or why not
+        self._results: OrderedDict[tuple[int, str | None], tuple[Problem, RewardDetail]] = OrderedDict()
         self._lock = threading.Lock()
-        self._own = evaluator is None
-        self.evaluator = evaluator if evaluator is not None else Evaluator(
-            workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers, ray=ray,
-            ray_per_node=ray_per_node)
         self.last: list[RewardDetail] = []
         self._warned: set[str] = set()
+
+    @property
+    def evaluator(self) -> Evaluator:
+        """The Evaluator that scores the programs (started on first use)."""
+        with self._lock:
+            if self._evaluator is None:
+                self._evaluator = Evaluator(**self._options)
+            return self._evaluator
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("_evaluator", "_lock", "_rows", "_results", "_by_id", "last", "_warned")}
+        state["_own"] = True  # the copy owns the executors it starts
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._evaluator = None
+        self._fresh()
 
     # -- TRL -------------------------------------------------------------------------------------------
     def __call__(self, prompts: Any = None, completions: Sequence[Any] = (), completion_ids: Any = None,
@@ -209,32 +261,100 @@ class CodeReward:
             log_extra("apps_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
         return [d.reward for d in details]
 
+    def as_async(self) -> functools.partial[Any]:
+        """This reward as an ``async`` function (TRL awaits it, beside its other async reward functions, without
+        a thread of its own): `apps_reward` bound to this `CodeReward`. It pickles as this object does."""
+        return functools.partial(apps_reward, self)
+
     # -- the core both trainers use --------------------------------------------------------------------
     def score(self, texts: Sequence[str | None], problems: Sequence[Problem | str]) -> list[RewardDetail]:
         """Rewards for model texts on their problems (a `Problem`, or a string saying why there is none)."""
         if len(texts) != len(problems):
             raise ValueError(f"{len(texts)} completions for {len(problems)} problems")
+        started = time.monotonic()
         details: list[RewardDetail | None] = [None] * len(texts)
-        pairs, where = [], []
+        first: dict[tuple[int, str | None], int] = {}  # (problem, program) -> the completion that runs it
+        copies: list[tuple[int, int]] = []  # (completion, the completion whose result it takes)
         for i, (text, problem) in enumerate(zip(texts, problems)):
             if isinstance(problem, str):
                 details[i] = RewardDetail(None, NOT_APPLICABLE, reason=problem)
                 continue
-            pairs.append((problem, extract_code(text)))
-            where.append(i)
-        if pairs:
-            results = self.evaluator.score_batch(pairs, fail_fast=self.shape == STRICT, budget=self.budget)
-            for i, result in zip(where, results):
-                details[i] = shape_of(result, self.shape)
+            key = (id(problem), extract_code(text))
+            if key in first:
+                copies.append((i, first[key]))
+                continue
+            first[key] = i
+            known = self._known(key, problem)
+            if known is not None:
+                details[i] = replace(known, ran=False, deduplicated=True, retried=False, latency=0.0, queue=0.0)
+        run = [(i, key) for key, i in first.items() if details[i] is None]
+        if run:
+            self._run(run, problems, details, started)
+        for i, source in copies:
+            found = details[source]
+            assert found is not None
+            details[i] = replace(found, ran=False, deduplicated=True)
         done = [d for d in details if d is not None]
         self.last = done
         if self.on_batch is not None:
             self.on_batch(done)
         return done
 
+    def _run(self, run: list[tuple[int, tuple[int, str | None]]], problems: Sequence[Problem | str],
+             details: list[RewardDetail | None], started: float) -> None:
+        """Score the distinct programs of a batch; a harness fault is run once more before it stays."""
+        evaluator = self.evaluator
+        todo = run
+        for attempt in (0, 1):
+            left = None if self.budget is None else self.budget - (time.monotonic() - started)
+            if left is not None and left <= 0:
+                for i, _ in todo:
+                    details[i] = details[i] or RewardDetail(None, NOT_SCORED, reason="not scored within the batch budget")
+                break
+            timings: list[tuple[float, float] | None] = []
+            offset = time.monotonic() - started
+            pairs = [(problems[i], key[1]) for i, key in todo]
+            results = evaluator.score_batch(pairs, fail_fast=self.shape == STRICT, budget=left, timings=timings)
+            again = []
+            for (i, key), result, timing in zip(todo, results, timings):
+                queue, latency = (0.0, 0.0) if timing is None else timing
+                detail = replace(shape_of(result, self.shape), ran=True, retried=attempt == 1,
+                                 queue=offset + queue, latency=offset + latency)
+                details[i] = detail
+                if detail.verdict == HARNESS and attempt == 0:
+                    again.append((i, key))
+                elif detail.reward is not None:
+                    self._keep(key, problems[i], detail)
+            if not again:
+                break
+            log.warning("pytest-apps reward: %d completion(s) hit a harness fault; running them once more",
+                        len(again))
+            todo = again
+
+    def _known(self, key: tuple[int, str | None], problem: Any) -> RewardDetail | None:
+        with self._lock:
+            found = self._results.get(key)
+            if found is None or found[0] is not problem:
+                return None
+            self._results.move_to_end(key)
+            return found[1]
+
+    def _keep(self, key: tuple[int, str | None], problem: Any, detail: RewardDetail) -> None:
+        if self.cache <= 0:
+            return
+        with self._lock:
+            self._results[key] = (problem, detail)  # the problem is held: its id() is not reused while kept
+            self._results.move_to_end(key)
+            while len(self._results) > self.cache:
+                self._results.popitem(last=False)
+
     def problem_of_row(self, io: Any, pid: Any = None, index: int = 0) -> Problem | str:
         """The problem for a row's own tests (`io`: JSON text or a dict), built once per distinct text."""
-        text = f"{pid}\0" + (io if isinstance(io, str) else json.dumps(io, sort_keys=True))  # checkers go by id
+        io = plain(io)
+        try:
+            text = f"{pid}\0" + (io if isinstance(io, str) else json.dumps(io, sort_keys=True))  # checkers go by id
+        except (TypeError, ValueError) as exc:
+            return f"row {pid if pid not in (None, '') else index}: its tests are not JSON data ({exc})"
         with self._lock:
             found = self._rows.get(text)
             if found is not None:
@@ -273,8 +393,8 @@ class CodeReward:
         return found
 
     def close(self) -> None:
-        if self._own:
-            self.evaluator.close()
+        if self._own and self._evaluator is not None:
+            self._evaluator.close()
 
     def __enter__(self) -> CodeReward:
         return self
@@ -295,6 +415,26 @@ class CodeReward:
         return found
 
 
+async def apps_reward(reward: CodeReward, *args: Any, **kwargs: Any) -> list[float | None]:
+    """`reward` (a `CodeReward`) as an async reward function: TRL's call, scored on the warm executors from a
+    worker thread, so the event loop goes on meanwhile. `CodeReward.as_async()` binds it."""
+    return await asyncio.to_thread(reward, *args, **kwargs)
+
+
+def plain(value: Any) -> Any:
+    """`value` with numpy arrays and scalars (what a dict read back from Parquet holds) as lists and numbers."""
+    if isinstance(value, (str, bytes, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    tolist = getattr(value, "tolist", None)  # numpy arrays and scalars, without importing numpy
+    if callable(tolist):
+        return plain(tolist())
+    return value
+
+
 def _at(values: Any, i: int) -> Any:
     if values is None:
         return None
@@ -304,12 +444,25 @@ def _at(values: Any, i: int) -> Any:
         return None
 
 
+def _quantile(values: Sequence[float], q: float) -> float:
+    """The `q` quantile of `values` (nearest rank), 0.0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.999999) - 1))]
+
+
 def batch_figures(details: Sequence[RewardDetail]) -> dict[str, float]:
     """One batch's figures, the same keys every time (TRL wants every process to log the same keys):
-    the share of scored completions that passed, of tests passed, and counts of each test verdict kind and of
-    completions without a reward."""
+    the share of scored completions that passed, of tests passed, counts of each test verdict kind and of
+    completions without a reward; how many programs ran, how many completions took the result of the same
+    program run once (or in a recent batch: ``deduplicated``), how many ran again after a harness fault; the
+    completions' latency (seconds from the batch's start to their result: p50, p99, the slowest) and the
+    median time the programs waited for an executor (``queue_s``)."""
     scored = [d for d in details if d.reward is not None]
     tests_run = sum(d.tests_run for d in scored)
+    timed = [d for d in details if d.ran or d.deduplicated]
+    latencies = [d.latency for d in timed]
     out = {
         "apps/pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
         "apps/test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
@@ -318,6 +471,13 @@ def batch_figures(details: Sequence[RewardDetail]) -> dict[str, float]:
         "apps/not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
         "apps/harness_error": float(sum(d.verdict == HARNESS for d in details)),
         "apps/not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
+        "apps/programs_run": float(sum(d.ran for d in details)),
+        "apps/deduplicated": float(sum(d.deduplicated for d in details)),
+        "apps/retried": float(sum(d.retried for d in details)),
+        "apps/latency_p50_s": round(_quantile(latencies, 0.5), 6),
+        "apps/latency_p99_s": round(_quantile(latencies, 0.99), 6),
+        "apps/slowest_s": round(max(latencies, default=0.0), 6),
+        "apps/queue_s": round(_quantile([d.queue for d in details if d.ran], 0.5), 6),
     }
     for kind in COUNTED_KINDS:
         out[f"apps/tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
@@ -344,66 +504,168 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node")
+                 "workers", "ray", "ray_per_node", "cache")
+# what verl's reward loop adds to the call when a reward router is configured (not ours to read)
+_VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
+# the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
+_VERL_BATCH = {"batch_latency_p50_s": "apps/latency_p50_s", "batch_latency_p99_s": "apps/latency_p99_s",
+               "batch_slowest_s": "apps/slowest_s", "batch_queue_s": "apps/queue_s",
+               "batch_deduplicated": "apps/deduplicated", "batch_retried": "apps/retried"}
+
+
+def _index(value: Any) -> tuple[int, str | None]:
+    """extra_info's index as verl's data holds it: an int, or a text such as "train-3" (then also the row's id)."""
+    value = plain(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, None
+    text = str(value).strip() if value not in (None, "") else ""
+    if text.lstrip("-").isdigit():
+        return int(text), None
+    return 0, text or None
 
 
 def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any) -> Problem | str:
     info = extra_info if isinstance(extra_info, Mapping) else {}
-    truth = ground_truth
-    if isinstance(truth, str) and truth.lstrip().startswith("{"):
-        return scorer.problem_of_row(truth, info.get("problem_id"), int(info.get("index", 0) or 0))
+    index, named = _index(info.get("index"))
+    pid = plain(info.get("problem_id"))
+    row_id = pid if pid not in (None, "") else named
+    truth = plain(ground_truth)
+    if isinstance(truth, bytes):
+        truth = truth.decode("utf-8", "replace")
+    if isinstance(truth, str) and truth.lstrip()[:1] in ("{", "["):
+        try:
+            truth = json.loads(truth)
+        except ValueError as exc:
+            shown = truth if len(truth) <= 60 else truth[:57] + "..."
+            return (f"ground_truth is not valid JSON ({exc}): {shown!r}; give the problem's input_output as JSON "
+                    "text or a dict with 'inputs' and 'outputs' lists, or a problem id")
+    if isinstance(truth, list):
+        return ("ground_truth is a JSON list; give the problem's input_output (a dict with 'inputs' and 'outputs' "
+                "lists) or a problem id")
     if isinstance(truth, Mapping):
-        return scorer.problem_of_row(dict(truth), info.get("problem_id"), int(info.get("index", 0) or 0))
-    pid = info.get("problem_id", truth)
+        missing = [k for k in ("inputs", "outputs") if not isinstance(truth.get(k), list)]
+        if missing:
+            return (f"ground_truth has no {' or '.join(repr(k) for k in missing)} list (keys: "
+                    f"{', '.join(map(str, truth)) or 'none'}); give the problem's input_output")
+        return scorer.problem_of_row(dict(truth), row_id, index)
+    pid = pid if pid not in (None, "") else truth
     if pid in (None, ""):
         return "ground_truth holds no input_output and extra_info no problem_id"
     return scorer.problem_by_id(pid)
 
 
 def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(kwargs) - set(_VERL_OPTIONS))
+    unknown = sorted(set(kwargs) - set(_VERL_OPTIONS) - set(_VERL_PASSES))
     if unknown:
         raise TypeError(f"compute_score: unknown option(s) {', '.join(unknown)}; "
                         f"custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
-    return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if k in _VERL_OPTIONS}
 
 
-def _verl_result(detail: RewardDetail) -> dict[str, Any]:
-    if detail.reward is None:
-        raise NotScored(f"pytest-apps: no reward ({detail.verdict}: {detail.reason})")
-    return detail.figures()
+def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
+    """verl's dicts: each completion's figures with its batch's beside them; `NotScored` where one has no reward."""
+    missing = [d for d in details if d.reward is None]
+    if missing:
+        if len(details) == 1:
+            raise NotScored(f"pytest-apps: no reward ({missing[0].verdict}: {missing[0].reason})")
+        why = Counter(d.verdict for d in missing)
+        raise NotScored(f"pytest-apps: {len(missing)} of {len(details)} completions have no reward "
+                        f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
+    figures = batch_figures(details)
+    batch = {mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}
+    return [{**d.figures(), **batch} for d in details]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
                   **options: Any) -> dict[str, Any]:
-    """verl's custom reward function (the naive reward manager calls it once per completion).
+    """verl's custom reward function, called once per completion by its naive (and dapo) reward managers, the
+    reward loop's in a thread of its own.
 
     `ground_truth`: the problem's tests, an ``input_output`` JSON text or dict (``inputs``, ``outputs``,
-    optional ``fn_name``), as verl's ``prime_code`` takes them; or a problem id (also read from
-    ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
+    optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
+    problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
     ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
-    judge, checkers, workers, ray, ray_per_node. Returns a dict whose "score" is the reward, with the test
-    counts beside it (verl logs every key). Raises `NotScored` where there is no reward (never 0.0).
-    `data_source` is not read: route by it in your own function if the run mixes tasks.
+    judge, checkers, workers, ray, ray_per_node, cache; what verl's reward loop adds (``reward_router_address``,
+    ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
+    test counts and the batch's figures beside it (verl logs every key). Raises `NotScored` where there is no
+    reward (never 0.0). `data_source` is not read: route by it in your own function if the run mixes tasks.
     """
     scorer = _scorer(_options(options))
-    return _verl_result(scorer.score([solution_str], [_verl_problem(scorer, ground_truth, extra_info)])[0])
+    return _verl_results(scorer.score([solution_str], [_verl_problem(scorer, ground_truth, extra_info)]))[0]
+
+
+class _Gather:
+    """The completions `compute_score_async` received on one event loop and scorer, scored as one batch."""
+
+    WINDOW = 0.02  # seconds a batch stays open for more calls after its first
+    LARGEST = 1024  # completions at most in one batch
+
+    def __init__(self, scorer: CodeReward) -> None:
+        self.scorer = scorer
+        self.open: list[tuple[str, Problem | str, asyncio.Future[Any]]] = []
+
+    async def score(self, text: str, problem: Problem | str) -> tuple[RewardDetail, dict[str, float]]:
+        """This completion's detail and its gathered batch's figures."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self.open.append((text, problem, future))
+        if len(self.open) == 1:
+            loop.call_later(self.WINDOW, self._flush)
+        elif len(self.open) >= self.LARGEST:
+            self._flush()
+        return await future
+
+    def _flush(self) -> None:
+        batch, self.open = self.open, []
+        if batch:
+            asyncio.ensure_future(self._run(batch))
+
+    async def _run(self, batch: list[tuple[str, Problem | str, asyncio.Future[Any]]]) -> None:
+        try:
+            details = await asyncio.to_thread(self.scorer.score, [b[0] for b in batch], [b[1] for b in batch])
+        except BaseException as exc:  # noqa: BLE001 - every caller gets it
+            for _, _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        figures = batch_figures(details)
+        for (_, _, future), detail in zip(batch, details):
+            if not future.done():
+                future.set_result((detail, figures))
+
+
+_GATHERS: weakref.WeakKeyDictionary[Any, dict[int, _Gather]] = weakref.WeakKeyDictionary()
+
+
+async def compute_score_async(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
+                              **options: Any) -> dict[str, Any]:
+    """`compute_score` as a coroutine function, for verl's reward loop (which awaits such a function instead of
+    running it in a thread): the calls that arrive together on one event loop (verl's `run_single` of a batch)
+    are scored as one batch on the shared warm executors (duplicates once, in parallel, within ``budget``) in a
+    worker thread, so the loop goes on meanwhile. The same scores and keys as `compute_score`, whose
+    ``batch_*`` figures are then the whole gathered batch's."""
+    scorer = _scorer(_options(options))
+    problem = _verl_problem(scorer, ground_truth, extra_info)
+    loop = asyncio.get_running_loop()
+    gathers = _GATHERS.setdefault(loop, {})
+    gather = gathers.get(id(scorer))
+    if gather is None or gather.scorer is not scorer:
+        gather = gathers[id(scorer)] = _Gather(scorer)
+    detail, figures = await gather.score(solution_str, problem)
+    if detail.reward is None:
+        raise NotScored(f"pytest-apps: no reward ({detail.verdict}: {detail.reason})")
+    return {**detail.figures(), **{mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}}
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
                         extra_infos: Sequence[Any] | None = None, **options: Any) -> list[dict[str, Any]]:
-    """verl's batch reward manager's function (``reward_model.reward_manager=batch``): the whole batch scored
-    in parallel in one call, within ``budget`` if given. Raises `NotScored` if any completion has no reward."""
+    """verl's legacy batch reward manager's function (``reward_model.reward_manager=batch`` with
+    ``reward_model.use_reward_loop=False``): the whole batch scored in parallel in one call, within ``budget`` if
+    given. Raises `NotScored` if any completion has no reward."""
     scorer = _scorer(_options(options))
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     problems = [_verl_problem(scorer, truth, info) for truth, info in zip(ground_truths, infos)]
-    details = scorer.score(list(solution_strs), problems)
-    missing = [d for d in details if d.reward is None]
-    if missing:
-        why = Counter(d.verdict for d in missing)
-        raise NotScored(f"pytest-apps: {len(missing)} of {len(details)} completions have no reward "
-                        f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
-    return [d.figures() for d in details]
+    return _verl_results(scorer.score(list(solution_strs), problems))
 
 
 def close_scorers() -> None:

@@ -319,3 +319,232 @@ def test_rewards_match_the_plugin_on_real_rows_and_model_text(shared_data: Path,
 def test_problem_from_row_refuses_a_row_the_plugin_would_skip() -> None:
     with pytest.raises(DatasetError, match="row 4 .*no outputs"):
         problem_from_row({"problem_id": 7, "question": "q", "input_output": {"inputs": ["1"], "outputs": []}}, 4)
+
+
+# --------------------------------------------------------------------- verl's reward loop, TRL's async trainer
+# verl (verl/experimental/reward_loop/reward_manager/naive.py, dapo.py, limited.py): `get_custom_reward_fn` merges
+# reward_kwargs into the call (`_call_with_kwargs` / `_call_with_kwargs_async`, chosen by
+# `inspect.iscoroutinefunction(raw_fn)`); `run_single` then awaits the function when it is a coroutine function,
+# else runs it in the loop's default thread pool, with ``reward_router_address=`` and ``reward_model_tokenizer=``
+# added when a reward router is configured. Many `run_single` run at once (`asyncio.gather` over the batch).
+
+
+def verl_reward_fn(raw_fn: Any, reward_kwargs: dict[str, Any]) -> Any:
+    """What verl's get_custom_reward_fn returns for `raw_fn` (reward_kwargs take precedence)."""
+    import functools
+    import inspect
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return raw_fn(*args, **{**kwargs, **reward_kwargs})
+
+    async def call_async(*args: Any, **kwargs: Any) -> Any:
+        return await raw_fn(*args, **{**kwargs, **reward_kwargs})
+
+    return functools.partial(call_async if inspect.iscoroutinefunction(raw_fn) else call)
+
+
+async def verl_run_single(fn: Any, solution_str: str, ground_truth: Any, extra_info: Any, router: bool) -> Any:
+    """NaiveRewardManager.run_single's call of the reward function."""
+    import asyncio
+    import inspect
+
+    loop = asyncio.get_running_loop()
+    extra = {"reward_router_address": "127.0.0.1:30000", "reward_model_tokenizer": object()} if router else {}
+    if inspect.iscoroutinefunction(fn):
+        return await fn(data_source="codecontests", solution_str=solution_str, ground_truth=ground_truth,
+                        extra_info=extra_info, **extra)
+    return await loop.run_in_executor(None, lambda: fn(data_source="codecontests", solution_str=solution_str,
+                                                       ground_truth=ground_truth, extra_info=extra_info, **extra))
+
+
+def test_verl_reward_loop_sync_and_async_entry_points_give_the_same_scores_without_blocking_the_loop() -> None:
+    import asyncio
+    import inspect
+
+    from pytest_apps.rewards import compute_score_async
+
+    assert inspect.iscoroutinefunction(compute_score_async) and not inspect.iscoroutinefunction(compute_score)
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    good, bad = fenced(solution("900001")), fenced("print(3)\n")
+    texts = [good, bad, good, "no code here"] * 6
+    kwargs = {"shape": "fraction", "timeout": 1.0, "workers": 2}
+
+    async def batch(raw_fn: Any, router: bool) -> tuple[list[Any], int]:
+        fn = verl_reward_fn(raw_fn, kwargs)
+        ticks = 0
+        done = False
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not done:
+                ticks += 1
+                await asyncio.sleep(0.005)
+
+        tick = asyncio.create_task(ticker())
+        out = await asyncio.gather(*[verl_run_single(fn, t, io, {"index": i, "split": "train"}, router)
+                                     for i, t in enumerate(texts)])
+        done = True
+        await tick
+        return list(out), ticks
+
+    try:
+        sync_out, _ = asyncio.run(batch(compute_score, router=True))
+        started = time.monotonic()
+        async_out, ticks = asyncio.run(batch(compute_score_async, router=True))
+        took = time.monotonic() - started
+        assert [o["score"] for o in async_out] == [o["score"] for o in sync_out] == [1.0, 0.2, 1.0, 0.0] * 6
+        assert len({tuple(o) for o in sync_out + async_out}) == 1  # the same keys everywhere (verl stacks them)
+        assert ticks >= 0.3 * took / 0.005  # the event loop kept running while the batch was scored
+        assert max(o["batch_deduplicated"] for o in async_out) > 0  # concurrent calls were scored as one batch
+        with pytest.raises(TypeError, match="shaep"):
+            asyncio.run(verl_run_single(verl_reward_fn(compute_score_async, {"shaep": "strict"}), good, io, {}, True))
+    finally:
+        close_scorers()
+
+
+def test_ground_truth_as_verl_reads_it_back_from_parquet() -> None:
+    import numpy as np
+
+    raw = json.loads(SAMPLE_ROWS["900002"]["input_output"])  # call-based: nested lists of arguments
+    as_parquet = {"inputs": np.array([np.array(a, dtype=object) for a in raw["inputs"]], dtype=object),
+                  "outputs": np.array([np.array(o, dtype=object) for o in raw["outputs"]], dtype=object),
+                  "fn_name": raw["fn_name"]}
+    text = fenced(solution("900002"))
+    options = {"shape": "fraction", "timeout": 1.0, "workers": 2}
+    try:
+        for truth in (as_parquet, raw, json.dumps(raw)):
+            for info in ({"index": "train-3"}, {"index": 7}, {"problem_id": 12}, None):
+                assert compute_score("apps", text, truth, info, **options)["score"] == 1.0
+        with pytest.raises(NotScored, match=r"ground_truth.*not valid JSON"):
+            compute_score("apps", text, "[1, 2", {"index": 0}, **options)
+        with pytest.raises(NotScored, match=r"ground_truth.*inputs"):
+            compute_score("apps", text, {"outputs": ["1"]}, {"index": 0}, **options)
+    finally:
+        close_scorers()
+
+
+def _trl_async_call(reward: Any, io: str, texts: list[str]) -> list[float | None]:
+    """As TRL's async rollout worker scores a group: an async function is awaited, a sync one goes to a thread."""
+    import asyncio
+    import inspect
+
+    kwargs = dict(completions=texts, prompts=["p"] * len(texts), completion_ids=[[1]] * len(texts),
+                  input_output=[io] * len(texts))
+
+    async def group() -> list[Any]:
+        if inspect.iscoroutinefunction(reward):
+            return await reward(**kwargs)
+        return await asyncio.to_thread(reward, **kwargs)
+
+    return asyncio.run(group())
+
+
+def _score_in_spawned_child(payload: bytes, io: str, texts: list[str], out: Any) -> None:
+    import pickle
+
+    out.put(_trl_async_call(pickle.loads(payload), io, texts))
+
+
+def test_code_reward_pickles_and_scores_in_a_spawned_process_sync_and_async() -> None:
+    import inspect
+    import multiprocessing
+    import pickle
+
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    texts = [fenced(solution("900001")), fenced("print(3)\n")]
+    with CodeReward("strict", timeout=1.0, workers=1) as reward:
+        assert trl_call(reward, texts, input_output=[io] * 2) == [1.0, 0.0]  # executors running
+        twin = reward.as_async()
+        assert inspect.iscoroutinefunction(twin)
+        assert _trl_async_call(twin, io, texts) == _trl_async_call(reward, io, texts) == [1.0, 0.0]
+        context = multiprocessing.get_context("spawn")  # as TRL's AsyncRolloutWorker starts its child
+        for func in (reward, twin):
+            payload = pickle.dumps(func)
+            queue = context.Queue()
+            child = context.Process(target=_score_in_spawned_child, args=(payload, io, texts, queue))
+            child.start()
+            try:
+                assert queue.get(timeout=120) == [1.0, 0.0]
+            finally:
+                child.join(30)
+            assert child.exitcode == 0
+        copy = pickle.loads(pickle.dumps(reward))  # in this process too: its own executors, started lazily
+        assert copy.shape == "strict" and trl_call(copy, texts, input_output=[io] * 2) == [1.0, 0.0]
+        copy.close()
+
+
+def test_identical_completions_run_once_and_recent_batches_are_reused() -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    good, bad = fenced(solution("900001")), fenced("print(3)\n")
+    logged: dict[str, float] = {}
+    with CodeReward("fraction", timeout=1.0, workers=2, cache=4) as reward:
+        texts = [good] * 8 + [bad] * 4 + [fenced(solution("900001"), draft="other draft")] * 4
+        out = reward(prompts=None, completions=texts, completion_ids=None, input_output=[io] * 16,
+                     log_metric=logged.__setitem__)
+        assert out == [1.0] * 8 + [0.2] * 4 + [1.0] * 4
+        assert logged["apps/deduplicated"] == 14.0  # 2 distinct programs on one problem's tests ran
+        assert logged["apps/programs_run"] == 2.0
+        out = reward(prompts=None, completions=[good, bad], completion_ids=None, input_output=[io] * 2,
+                     log_metric=logged.__setitem__)
+        assert out == [1.0, 0.2] and logged["apps/programs_run"] == 0.0 and logged["apps/deduplicated"] == 2.0
+        for i in range(6):  # the memory is bounded: older results are dropped
+            reward(completions=[fenced(f"print({i})\n")], input_output=[io])
+        reward(completions=[good], input_output=[io], log_metric=logged.__setitem__)
+        assert logged["apps/programs_run"] == 1.0
+        assert len(reward._results) <= 4
+
+
+@pytest.fixture
+def flaky_checker(tmp_path: Path) -> Path:
+    """A checker whose first call raises (a harness fault once), then judges as the stored answer does."""
+    folder = tmp_path / "flaky"
+    folder.mkdir()
+    (folder / "900001.py").write_text(
+        "import os\n"
+        f"MARK = {str(folder / 'failed-once')!r}\n"
+        "def check(input, expected, got):\n"
+        "    if not os.path.exists(MARK):\n"
+        "        open(MARK, 'w').close()\n"
+        "        raise RuntimeError('lost once')\n"
+        "    return expected.split() == got.split()\n")
+    return folder
+
+
+def test_a_harness_fault_is_retried_once_before_no_reward(flaky_checker: Path, failing_checker: Path) -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    text = fenced(solution("900001"))
+    logged: dict[str, float] = {}
+    with CodeReward("fraction", checkers=flaky_checker, timeout=1.0, workers=1) as reward:
+        assert reward(completions=[text], input_output=[io], problem_id=["900001"], log_metric=logged.__setitem__) == [1.0]
+        assert logged["apps/retried"] == 1.0 and logged["apps/harness_error"] == 0.0
+    with CodeReward("fraction", checkers=failing_checker, timeout=1.0, workers=1) as reward:
+        assert reward(completions=[text], input_output=[io], problem_id=["900001"], log_metric=logged.__setitem__) == [None]
+        assert logged["apps/retried"] == 1.0 and logged["apps/harness_error"] == 1.0
+
+
+def test_batch_latency_figures_go_to_trl_and_verl() -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    slow = fenced(BUSY + solution("900001"))
+    logged: dict[str, float] = {}
+    with CodeReward("strict", timeout=2.0, workers=2) as reward:
+        reward(completions=[slow, fenced(solution("900001"))], input_output=[io] * 2, log_metric=logged.__setitem__)
+    for key in ("apps/latency_p50_s", "apps/latency_p99_s", "apps/slowest_s", "apps/queue_s", "apps/deduplicated"):
+        assert key in logged
+    assert logged["apps/slowest_s"] >= logged["apps/latency_p99_s"] >= logged["apps/latency_p50_s"] > 0
+    assert logged["apps/slowest_s"] >= 5 * 0.25 * 0.9  # the busy program's own CPU time, at least
+    try:
+        out = compute_score_batch(data_sources=["apps"] * 2, solution_strs=[slow, slow], ground_truths=[io] * 2,
+                                  timeout=2.0, workers=2)
+        assert out[0]["batch_slowest_s"] >= out[0]["batch_latency_p50_s"] > 0
+        assert out[0]["batch_deduplicated"] == 1
+    finally:
+        close_scorers()
+
+
+def test_an_unclosed_final_python_block_is_a_truncated_generation_and_is_scored() -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    with CodeReward("strict", timeout=1.0, workers=1) as reward:
+        truncated = "Here it is:\n```python\n" + solution("900001")
+        cut_mid_line = "Here it is:\n```python\na, b = map(int, input().split(\n"
+        assert reward(completions=[truncated, cut_mid_line], input_output=[io] * 2) == [1.0, 0.0]
+        assert reward.last[1].verdict == "no_code"
