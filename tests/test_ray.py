@@ -8,6 +8,8 @@ that a single worker holds it."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -81,6 +83,42 @@ def test_same_verdicts_as_one_machine_with_test_data_once_per_node(cluster: Any,
     assert all(s["programs"] > 0 for s in stats.values())  # both nodes ran programs
     assert all(s["loads"] <= len(sample) for s in stats.values())  # each problem's data once per node at most
     assert sum(s["programs"] for s in stats.values()) > sum(s["loads"] for s in stats.values())
+
+
+def test_an_actor_killed_mid_batch_is_replaced_and_the_batch_returns_every_score_within_its_budget(
+    cluster: Any, sample: Any,
+) -> None:
+    c, worker = cluster
+    problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
+    program = SLOW + (SOLUTIONS / "900001.py").read_text()
+    budget = 90.0
+    with Evaluator(timeout=2.0, ray=True) as ev:
+        victim = ev.cluster.pids()[worker.node_id]
+        killed = threading.Event()
+
+        def kill() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # once the worker node's actor is running a program
+                if ev.cluster.stats().get(worker.node_id, {}).get("programs", 0) > 0:
+                    break
+                time.sleep(0.05)
+            os.kill(victim, signal.SIGKILL)  # the actor's worker process dies; its node stays
+            killed.set()
+
+        killer = threading.Thread(target=kill)
+        killer.start()
+        started = time.monotonic()
+        results = ev.score_batch([(problem, program)] * 6, budget=budget)
+        took = time.monotonic() - started
+        killer.join()
+        assert killed.is_set()
+        assert took < budget
+        assert [r.verdict if r else None for r in results] == ["pass"] * 6  # every score, none lost, none as 0
+        assert ev.cluster.resent >= 1
+        replaced = ev.cluster.pids()
+        assert set(replaced) == {worker.node_id, *replaced} and replaced[worker.node_id] != victim  # a new actor
+        # without a budget too: the next batch runs on both nodes' actors
+        assert [r.verdict for r in ev.score_many([(problem, program)] * 2)] == ["pass"] * 2
 
 
 def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:

@@ -14,7 +14,10 @@ the executor, the judge, the records), so a program gets the same verdicts on a 
   first case of that problem (Ray moves an object to a node once) and keeps it, so the data crosses to each
   node once and is decoded once per node.
 * A node lost mid-batch (its actor dies: `RayActorError`, `ActorUnavailableError`) loses only the programs in
-  flight there: each is sent again to a live node, up to `RETRIES` times; nodes that joined are picked up.
+  flight there: each is sent again to a live node, up to `RETRIES` times; where the node is still alive (only
+  the actor's process died) a new actor is started there at once, and nodes that joined are picked up. A
+  result is matched to the actor it was sent to, so a dead actor's late answers never drop its replacement.
+* Every wait (for results, for an actor to start) ends at the batch's deadline.
   A program is never scored from a partial run; one whose work could not be placed anywhere is reported as
   not scored (None), and no live node at all is an error.
 * A batch deadline (seconds from the call) is checked by the caller and by each actor before each case: what
@@ -161,8 +164,10 @@ class RayExecutors:
         self.refresh()
 
     # -- nodes -----------------------------------------------------------------------------------------
-    def refresh(self) -> None:
-        """Start an actor on every alive node that has none; forget nodes that are gone."""
+    def refresh(self, deadline: float | None = None) -> None:
+        """Start an actor on every alive node that has none (again, where one was lost); forget nodes that are
+        gone. Every actor starting is waited for together, up to STARTUP_TIMEOUT, and never past `deadline`
+        (time.monotonic()): an actor not ready by a batch's deadline is stopped and tried again next time."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         ray = self._ray
@@ -188,33 +193,53 @@ class RayExecutors:
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(setup)
             starting[node_id] = (actor, executors, actor.ready.remote())
+        if not starting:
+            return
+        started = time.monotonic()
+        until = started + STARTUP_TIMEOUT if deadline is None else min(started + STARTUP_TIMEOUT, deadline)
+        ready_refs = {ready: node_id for node_id, (_, _, ready) in starting.items()}
+        ray.wait(list(ready_refs), num_returns=len(ready_refs), timeout=max(0.0, until - time.monotonic()))
+        slow = []
         for node_id, (actor, executors, ready) in starting.items():
             try:
-                ray.get(ready, timeout=STARTUP_TIMEOUT)
+                ray.get(ready, timeout=0)
             except ray.exceptions.GetTimeoutError:
-                ray.kill(actor)
-                raise ClusterError(f"Ray node {node_id}: the executors' actor did not start within "
-                                   f"{STARTUP_TIMEOUT:.0f} s; check that pytest-apps is installed on every node") from None
+                self._kill(actor)
+                slow.append(node_id)
+                continue
             except ray.exceptions.RayError:
                 continue  # the node went away while the actor started
             self._actors[node_id] = (actor, executors)
+        if slow and (deadline is None or until < deadline):  # STARTUP_TIMEOUT, not the batch's deadline
+            raise ClusterError(f"Ray node {slow[0]}: the executors' actor did not start within "
+                               f"{STARTUP_TIMEOUT:.0f} s; check that pytest-apps is installed on every node")
 
     def nodes(self) -> dict[str, int]:
         """Node id -> executors, for the nodes that have an actor."""
         return {node: executors for node, (_, executors) in self._actors.items()}
 
+    def pids(self) -> dict[str, int]:
+        """Node id -> the process id of its actor (the Ray worker process that holds its executors)."""
+        return {node: self._ray.get(actor.ready.remote())["pid"] for node, (actor, _) in list(self._actors.items())}
+
     def stats(self) -> dict[str, dict[str, int]]:
         """Each node's counters: test data loaded, programs run, problems cached."""
         return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in list(self._actors.items())}
 
-    def _drop(self, node_id: str) -> None:
-        actor, _ = self._actors.pop(node_id, (None, 0))
-        if actor is not None:
-            self.lost_nodes.append(node_id)
-            try:
-                self._ray.kill(actor)
-            except Exception:  # noqa: BLE001 - it is gone already
-                pass
+    def _drop(self, node_id: str, actor: Any = None) -> None:
+        """Forget the node's actor; with `actor`, only if it is still that one (a replacement is kept)."""
+        current, _ = self._actors.get(node_id, (None, 0))
+        if current is None or (actor is not None and current is not actor):
+            return
+        del self._actors[node_id]
+        self.lost_nodes.append(node_id)
+        self._kill(current)
+
+    def _kill(self, actor: Any) -> None:
+        try:
+            self._ray.kill(actor)
+        except Exception:  # noqa: BLE001 - it is gone already
+            pass
 
     # -- work ------------------------------------------------------------------------------------------
     def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None) -> list[list[CaseRecord] | None]:
@@ -223,50 +248,53 @@ class RayExecutors:
         lost_errors = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ()),
                        ray.exceptions.ObjectLostError)
         with self._lock:
-            self.refresh()  # nodes that joined since the last batch get their actor; gone ones are forgotten
+            self.refresh(deadline)  # nodes that joined since the last batch get their actor; gone ones are forgotten
             if not self._actors:
                 raise ClusterError("the Ray cluster has no alive node with CPUs to run programs on")
             results: list[list[CaseRecord] | None] = [None] * len(work)
             pending = list(range(len(work)))[::-1]  # popped from the end: input order
             attempts = [0] * len(work)
-            inflight: dict[Any, tuple[int, str]] = {}
-            load = dict.fromkeys(self._actors, 0)
+            # each call's result is known by the actor it went to: a dead actor's late results never touch the
+            # actor that replaced it on the same node
+            inflight: dict[Any, tuple[int, str, Any]] = {}
+            load: dict[Any, int] = {}  # actor handle -> programs in flight there
             boxes = {w.key: [self._ref(w.key, w.cases)] for w in work}
             while pending or inflight:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
                 for node_id, (actor, executors) in list(self._actors.items()):
-                    while pending and load.get(node_id, 0) < IN_FLIGHT * executors:
+                    while pending and load.get(actor, 0) < IN_FLIGHT * executors:
                         i = pending.pop()
                         left = None if deadline is None else max(0.0, deadline - time.monotonic())
                         ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
                                                left, fail_fast)
-                        inflight[ref] = (i, node_id)
-                        load[node_id] = load.get(node_id, 0) + 1
+                        inflight[ref] = (i, node_id, actor)
+                        load[actor] = load.get(actor, 0) + 1
                 if not inflight:
-                    self.refresh()
-                    load = {node: load.get(node, 0) for node in self._actors}
+                    self.refresh(deadline)
                     if not self._actors:
                         raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
                     continue
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
                 done, _ = ray.wait(list(inflight), num_returns=1, timeout=wait)
+                lost = False
                 for ref in done:
-                    i, node_id = inflight.pop(ref)
-                    load[node_id] = load.get(node_id, 0) - 1
+                    i, node_id, actor = inflight.pop(ref)
+                    load[actor] = load.get(actor, 0) - 1
                     try:
                         results[i] = ray.get(ref)
                     except lost_errors:
-                        self._drop(node_id)
-                        load.pop(node_id, None)
+                        self._drop(node_id, actor)
+                        lost = True
                         attempts[i] += 1
                         if attempts[i] <= RETRIES:
                             self.resent += 1
                             pending.append(i)
                         # else: stays None, not scored
-                if not self._actors and (pending or inflight):
-                    self.refresh()
-                    load = {node: 0 for node in self._actors}
+                if lost:
+                    self.refresh(deadline)  # a new actor where the node is still alive, within the batch's time
+                    if not self._actors and not inflight:
+                        raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
             # past the deadline, what is still in flight is left to the actors: each stops at its next case
             return results
 
