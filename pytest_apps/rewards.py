@@ -19,9 +19,14 @@ Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at 
 Not scored is never 0.0: a harness error (the executor failed, not the program), a problem that cannot be
 judged (a row without usable tests, an unknown id), or a program the batch budget did not reach has no
 reward. `CodeReward` (TRL) returns None there, which TRL reads as "does not apply": that completion is left
-out of its group's baseline and gets no advantage. verl has no such value (the reward goes into a tensor, and
-its naive and batch reward managers let an exception stop the step), so `compute_score` raises `NotScored`;
-verl's ``prime`` reward manager turns any exception into 0.0, so use the ``naive`` or ``batch`` manager.
+out of its group's baseline and gets no advantage. verl has no such value (the reward goes into a tensor), so
+`compute_score` raises `NotScored`, which stops a verl run (docs/rewards.md says what each verl reward manager
+does with it; ``rate_limited`` and the legacy ``prime`` turn it into 0.0: do not use them). A harness fault is
+run once more before it stays.
+
+verl's reward loop awaits `compute_score_async` (concurrent calls gathered into one batch); `compute_score` and
+`compute_score_batch` serve its sync path and the legacy managers. Within a call, the same program on the same
+tests runs once, and recent results are reused (`cache`).
 """
 
 from __future__ import annotations
