@@ -1,33 +1,46 @@
-"""Reward throughput on real rows and model programs: completions scored per second per core, and the latency
-of one training batch, on one machine and on a two-node local Ray cluster, printed in the same run (run by hand).
+"""Reward throughput and cost on real rows and model programs, GRPO-shaped: completions scored per second per
+core, the CPU spent per completion against the programs' own CPU, and the completions' latency (p50, p99), at
+batch sizes 1, 64 and 512, synchronous and async, with and without deduplication, side by side in one run
+(run by hand); then, unless --no-ray, the 512 batch on a two-node local Ray cluster.
 
-    APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_rewards.py [--batch 512] [--shape strict]
+    APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_rewards.py [--sizes 1,64,512] [--shape strict]
         [--max-tests 20] [--timeout 4] [--no-ray]
 
-The batch is `--batch` completions drawn round-robin from the model programs of `candidates.jsonl` for the
-problems of `apps_test_rows.jsonl` (several per problem, as a GRPO group has), each wrapped in model text (a
-draft inside a think block, the answer in a python fence), scored through `CodeReward` exactly as TRL calls
-it, with the rows' own ``input_output`` column. Each configuration is warmed with one small batch first (the
-executors' start-up is not a training step's cost), then timed over `--rounds` batches; the figure is the
-median. "per core" divides by the cores that ran programs (the executors). The Ray cluster is two nodes of
-`cores // 2` CPUs each on this machine, so it measures the actors' overhead against one machine, not a speed-up.
+The batch is groups of 8 completions per problem (a GRPO group), drawn from the model programs of
+`candidates.jsonl` for the problems of `apps_test_rows.jsonl` (problems with fewer than 8 programs repeat
+them, and each problem comes back in later groups: the duplicates a training batch holds), each wrapped in
+model text (a draft inside a think block that differs per completion, the answer in a python fence), with the
+rows' own ``input_output``.
+
+* sync: `CodeReward` called as TRL calls it, one call per batch (a batch of 1 is 64 calls of one completion).
+* async: `compute_score_async` as verl's reward loop calls it: every completion of the batch a concurrent call
+  on one event loop (gathered into one batch by pytest-apps).
+* dedup off: ``dedup=False`` (every completion runs, nothing reused).
+
+CPU is that of this process and every process under it (executor servers, zygotes, the programs), read from
+/proc before and after; "programs' CPU" is the sum of the programs' own CPU time over the tests that ran, as
+the executors measured it. Each configuration runs on fresh executors warmed by one small batch first.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
-import statistics
 import time
 from pathlib import Path
 from typing import Any
 
-from pytest_apps.rewards import CodeReward
 from shareddata import shared
 
+from pytest_apps.rewards import CodeReward, RewardDetail, batch_figures, close_scorers, compute_score_async
 
-def batch_of(folder: Path, size: int) -> tuple[list[str], list[str], list[str]]:
+GROUP = 8
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def grpo_batch(folder: Path, size: int) -> tuple[list[str], list[str], list[str]]:
     rows = {str(r["problem_id"]): r["input_output"]
             for r in map(json.loads, (folder / "apps_test_rows.jsonl").read_text().splitlines())}
     programs: dict[str, list[str]] = {}
@@ -37,76 +50,171 @@ def batch_of(folder: Path, size: int) -> tuple[list[str], list[str], list[str]]:
             programs.setdefault(pid, []).append(record["code"])
     ids = sorted(programs, key=int)
     texts, ios, pids = [], [], []
-    for i in range(size):
-        pid = ids[i % len(ids)]
-        code = programs[pid][(i // len(ids)) % len(programs[pid])]
-        texts.append(f"<think>\n```python\nprint('draft')\n```\n</think>\n```python\n{code.rstrip()}\n```\n")
+    for n in range(size):
+        group, k = divmod(n, GROUP)
+        pid = ids[group % len(ids)]
+        mine = programs[pid]
+        code = mine[(group // len(ids) * GROUP + k) % len(mine)]
+        texts.append(f"<think>\n```python\nprint('draft {n}')\n```\n</think>\n```python\n{code.rstrip()}\n```\n")
         ios.append(rows[pid])
         pids.append(pid)
     return texts, ios, pids
 
 
-def measure(reward: CodeReward, texts: list[str], ios: list[str], pids: list[str], rounds: int) -> dict[str, Any]:
-    reward(prompts=None, completions=texts[:16], completion_ids=None, input_output=ios[:16], problem_id=pids[:16])
-    times, out = [], None
-    for _ in range(rounds):
-        started = time.perf_counter()
-        out = reward(prompts=None, completions=texts, completion_ids=None, input_output=ios, problem_id=pids)
-        times.append(time.perf_counter() - started)
-    assert out is not None
-    tests = sum(d.tests_run for d in reward.last)
-    return {"latency": statistics.median(times), "rewards": out, "tests": tests,
-            "verdicts": [(d.reward, d.verdict, d.tests_passed, d.tests_run) for d in reward.last]}
+def tree_cpu() -> float:
+    """CPU seconds of this process and all under it (each one's own and its reaped children's)."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        stats[pid] = fields
+        children.setdefault(int(fields[1]), []).append(pid)
+    total, todo = 0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        fields = stats.get(pid)
+        if fields is not None:
+            total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        todo.extend(children.get(pid, []))
+    return total / TICK
+
+
+def run_sync(reward: CodeReward, texts: list[str], ios: list[str], pids: list[str], size: int) -> list[RewardDetail]:
+    out: list[RewardDetail] = []
+    for start in range(0, len(texts), size):
+        end = start + size
+        reward(completions=texts[start:end], input_output=ios[start:end], problem_id=pids[start:end])
+        out += reward.last
+    return out
+
+
+def run_async(options: dict[str, Any], texts: list[str], ios: list[str], pids: list[str], size: int) -> list[dict]:
+    async def batch(lo: int, hi: int) -> list[dict]:
+        return list(await asyncio.gather(*[
+            compute_score_async("apps", texts[i], ios[i], {"problem_id": pids[i], "index": i}, **options)
+            for i in range(lo, hi)]))
+
+    async def every() -> list[dict]:
+        out: list[dict] = []
+        for start in range(0, len(texts), size):
+            out += await batch(start, min(len(texts), start + size))
+        return out
+
+    return asyncio.run(every())
+
+
+def measure(mode: str, size: int, dedup: bool, data: tuple[list[str], list[str], list[str]], args: Any,
+            cores: int) -> dict[str, Any]:
+    texts, ios, pids = data
+    count = max(size, 64)  # a batch of 1: 64 calls
+    texts, ios, pids = texts[:count], ios[:count], pids[:count]
+    options = dict(shape=args.shape, timeout=args.timeout, max_tests=args.max_tests, workers=cores, dedup=dedup,
+                   cache=4096 if dedup else 0)
+    warm = [f"```python\nprint({i})\n```" for i in range(cores * 2)]
+    if mode == "sync":
+        reward = CodeReward(**options)
+        reward(completions=warm, input_output=ios[:len(warm)], problem_id=["warm"] * len(warm))
+        before, started = tree_cpu(), time.perf_counter()
+        details = run_sync(reward, texts, ios, pids, size)
+        took, cpu = time.perf_counter() - started, tree_cpu() - before
+        reward.close()
+        figures = batch_figures(details) if size >= count else None
+        rows = [(d.ran, d.deduplicated, d.cpu_time, d.latency, d.tests_run) for d in details]
+    else:
+        run_async(options, warm, ios[:len(warm)], ["warm"] * len(warm), len(warm))
+        before, started = tree_cpu(), time.perf_counter()
+        results = run_async(options, texts, ios, pids, size)
+        took, cpu = time.perf_counter() - started, tree_cpu() - before
+        close_scorers()
+        figures = None
+        rows = [(None, None, 0.0, r["batch_latency_p50_s"], 0) for r in results]
+        p50 = sorted(r["batch_latency_p50_s"] for r in results)[len(results) // 2]
+        p99 = max(r["batch_latency_p99_s"] for r in results)
+        deduplicated = sum(r["batch_deduplicated"] for r in results) / max(1, min(size, count))
+    if mode == "sync":
+        latencies = sorted(d[3] for d in rows)
+        p50, p99 = latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
+        deduplicated = sum(bool(d[1]) for d in rows)
+        own = sum(d[2] for d in rows if d[0])
+        tests = sum(d[4] for d in rows if d[0])
+    else:
+        own, tests = 0.0, 0  # the async results carry no per-test CPU: the sync row of the same batch gives it
+    return {"mode": mode, "size": size, "dedup": dedup, "completions": count, "took": took, "cpu": cpu, "own": own, "tests": tests,
+            "p50": p50, "p99": p99, "deduplicated": deduplicated, "figures": figures}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument("--sizes", default="1,64,512")
     parser.add_argument("--shape", default="strict", choices=["strict", "fraction"])
     parser.add_argument("--max-tests", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=4.0)
-    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-ray", action="store_true")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
-    texts, ios, pids = batch_of(shared(), args.batch)
-    print(f"{args.batch} completions over {len(set(pids))} problems, shape {args.shape}, max {args.max_tests} tests, "
-          f"{cores} cores")
-    rows = []
-    with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, workers=cores) as reward:
-        local = measure(reward, texts, ios, pids, args.rounds)
-    rows.append(("one machine", cores, local))
+    sizes = [int(s) for s in args.sizes.split(",")]
+    data = grpo_batch(shared(), max(max(sizes), 64))
+    print(f"GRPO-shaped: {GROUP} completions per problem, {len(set(data[2]))} problems, shape {args.shape}, "
+          f"max {args.max_tests} tests, {cores} cores; load {os.getloadavg()[0]:.1f}")
+    print(f"{'size':>5} {'mode':<5} {'dedup':<5} {'compl/s/core':>12} {'CPU/compl ms':>12} {'own CPU ms':>10} "
+          f"{'CPU/own':>7} {'p50 s':>7} {'p99 s':>7} {'dedup#':>6} {'tests':>6} {'extra ms/test':>13}")
+    own_of: dict[tuple[int, bool], tuple[float, int]] = {}
+    for size in sizes:
+        for dedup in (False, True):
+            for mode in ("sync", "async"):
+                m = measure(mode, size, dedup, data, args, cores)
+                if mode == "sync":
+                    own_of[(size, dedup)] = (m["own"], m["tests"])
+                own, tests = own_of.get((size, dedup), (0.0, 0))
+                rate = m["completions"] / m["took"] / cores
+                ratio = f"{m['cpu'] / own:7.2f}" if own else "      -"
+                print(f"{size:>5} {mode:<5} {'on' if dedup else 'off':<5} {rate:>12.1f} "
+                      f"{1000 * m['cpu'] / m['completions']:>12.1f} {1000 * own / m['completions']:>10.1f} {ratio} "
+                      f"{m['p50']:>7.2f} {m['p99']:>7.2f} {m['deduplicated']:>6.0f} {tests:>6} "
+                      f"{1000 * (m['cpu'] - own) / max(1, tests):>13.2f}", flush=True)
+    print("CPU/own: the CPU of the whole process tree over the programs' own CPU in the tests that ran (the sync "
+          "run's figure is used for the async row); dedup#: completions that took another's result; extra ms/test: "
+          "CPU beyond the programs' own, per test run")
     if not args.no_ray:
-        import ray
-        from ray.cluster_utils import Cluster
+        ray_run(args, data, cores)
 
-        per_node = max(1, cores // 2)
-        store = 100 * 1024 * 1024
-        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": per_node, "object_store_memory": store,
-                                                                "include_dashboard": False})
-        cluster.add_node(num_cpus=per_node, object_store_memory=store)
-        ray.init(address=cluster.address, log_to_driver=False)
-        cluster.wait_for_nodes()
-        try:
-            with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True) as reward:
-                on_ray = measure(reward, texts, ios, pids, args.rounds)
-        finally:
-            ray.shutdown()
-            cluster.shutdown()
-        rows.append(("Ray, 2 local nodes", 2 * per_node, on_ray))
-    base = local["latency"]
-    print(f"{'where':<20} {'cores':>5} {'batch latency s':>16} {'completions/s/core':>19} {'tests/s':>8} {'vs one':>7}")
-    for name, used, m in rows:
-        rate = args.batch / m["latency"] / used
-        print(f"{name:<20} {used:>5} {m['latency']:>16.2f} {rate:>19.1f} {m['tests'] / m['latency']:>8.0f} "
-              f"{m['latency'] / base:>7.2f}")
-    scored = [r for r in local["rewards"] if r is not None]
-    same = "not run"
-    if len(rows) > 1:
-        differ = sum(a != b for a, b in zip(local["verdicts"], rows[1][2]["verdicts"]))
-        same = "yes" if not differ else f"no, {differ} completions differ (a time-limit verdict near the limit?)"
-    print(f"mean reward {statistics.mean(scored) if scored else 0:.3f}, {len(scored)}/{args.batch} scored, "
-          f"{local['tests']} tests run; same verdicts on Ray: {same}")
+
+def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int) -> None:
+    import ray
+    from ray.cluster_utils import Cluster
+
+    per_node = max(1, cores // 2)
+    store = 100 * 1024 * 1024
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": per_node, "object_store_memory": store,
+                                                            "include_dashboard": False})
+    cluster.add_node(num_cpus=per_node, object_store_memory=store)
+    ray.init(address=cluster.address, log_to_driver=False)
+    cluster.wait_for_nodes()
+    texts, ios, pids = data
+    try:
+        with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True) as reward:
+            reward(completions=texts[:16], input_output=ios[:16], problem_id=pids[:16])
+            with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, workers=cores) as local:
+                local(completions=texts[:16], input_output=ios[:16], problem_id=pids[:16])
+                for name, r in (("one machine", local), ("Ray, 2 local nodes", reward)):
+                    r.cache = 0  # both measured on the whole batch, not on the warm-up's results
+                    started = time.perf_counter()
+                    r(completions=texts, input_output=ios, problem_id=pids)
+                    took = time.perf_counter() - started
+                    f = batch_figures(r.last)
+                    print(f"{name:<20} {len(texts)} completions in {took:.2f} s, {len(texts) / took / cores:.1f}/s/core, "
+                          f"p50 {f['apps/latency_p50_s']:.2f} s, p99 {f['apps/latency_p99_s']:.2f} s, "
+                          f"{f['apps/deduplicated']:.0f} deduplicated")
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
 
 
 if __name__ == "__main__":

@@ -89,6 +89,7 @@ class RewardDetail:
     retried: bool = False  # a harness fault made it run a second time
     latency: float = 0.0  # seconds from the batch's start to its result
     queue: float = 0.0  # of those, seconds it waited for an executor
+    cpu_time: float = 0.0  # the program's own CPU seconds over the tests it ran
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,7 +132,8 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
         return RewardDetail(None, NOT_SCORED, reason="not scored within the batch budget")
     kinds = Counter(t["kind"] for t in result.tests)
     base = dict(problem_id=result.id, tests_passed=result.tests_passed, tests_run=result.tests_run,
-                tests_total=result.tests_total, kinds={k: kinds.get(k, 0) for k in COUNTED_KINDS})
+                tests_total=result.tests_total, kinds={k: kinds.get(k, 0) for k in COUNTED_KINDS},
+                cpu_time=sum(float(t.get("cpu_time") or 0.0) for t in result.tests))
     if result.verdict == P_NO_CODE or (result.tests and kinds.get(NO_CODE, 0) == len(result.tests)):
         return RewardDetail(0.0, P_NO_CODE, reason=result.reason or "no code in the completion", **base)
     if result.verdict == "broken":
@@ -162,7 +164,8 @@ class CodeReward:
     its own; or pass a ready `evaluator` (it is not closed by `close()` then).
 
     Within a call, completions with the same program on the same problem's tests run once; `cache` recent
-    results (program, problem) are reused by later calls (least recently used dropped first; 0: none). A
+    results (program, problem) are reused by later calls (least recently used dropped first; 0: none);
+    `dedup=False` runs every completion (for measuring). A
     completion whose run hit a harness fault runs once more (the executor restarts its server after a fault)
     before it is left without a reward.
 
@@ -193,6 +196,7 @@ class CodeReward:
         ray: bool = False,
         ray_per_node: int | None = None,
         cache: int = RESULTS_CACHE,
+        dedup: bool = True,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
         name: str | None = None,
     ) -> None:
@@ -206,7 +210,8 @@ class CodeReward:
         self.split, self.max_tests = split, max_tests
         self.io_column, self.id_column = io_column, id_column
         self.budget = budget
-        self.cache = cache
+        self.cache = cache if dedup else 0
+        self.dedup = dedup
         self.on_batch = on_batch
         self.__name__ = name or f"apps_{shape}"  # TRL names a reward function's metrics after it
         self._problems_spec = problems
@@ -285,6 +290,8 @@ class CodeReward:
                 details[i] = RewardDetail(None, NOT_APPLICABLE, reason=problem)
                 continue
             key = (id(problem), extract_code(text))
+            if not self.dedup:
+                key = (id(problem), key[1], i)  # type: ignore[assignment]  # every completion its own run
             if key in first:
                 copies.append((i, first[key]))
                 continue
@@ -509,7 +516,7 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node", "cache")
+                 "workers", "ray", "ray_per_node", "cache", "dedup")
 # what verl's reward loop adds to the call when a reward router is configured (not ours to read)
 _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
