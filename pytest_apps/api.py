@@ -371,8 +371,8 @@ class Evaluator:
         one test's limit later. Verdicts do not depend on the batch's size or the concurrency.
 
         `timings`, if given (a list), receives one entry per pair: (seconds it waited for an executor, seconds
-        from the call to its result), or None where it was not scored. On a Ray cluster the wait is not known
-        here and is given as 0.
+        from the call to its result), or None where it was not scored. On a Ray cluster neither is known per
+        program here: each is (0, the batch's time).
         """
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)

@@ -344,6 +344,8 @@ class CodeReward:
             todo = again
 
     def _known(self, key: tuple[int, str | None], problem: Any) -> RewardDetail | None:
+        if self.cache <= 0:
+            return None
         with self._lock:
             found = self._results.get(key)
             if found is None or found[0] is not problem:
