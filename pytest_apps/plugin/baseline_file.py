@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
-from ..report.comparison import BaselineError, check_comparable, load_report
+from ..report.comparison import CLI_ANYWAY, BaselineError, check_comparable, load_report
 from .plan import Plan
 
 BASELINE_KEY = pytest.StashKey["dict[str, Any] | None"]()
@@ -31,6 +31,6 @@ def check_baseline(baseline: dict[str, Any] | None, settings: Settings, plan: Pl
         return
     try:
         check_comparable(baseline, {"settings": plan.settings, "source": plan.source},
-                         allow_mismatch=settings.baseline_any, name=str(settings.baseline))
+                         allow_mismatch=settings.baseline_any, name=str(settings.baseline), anyway=CLI_ANYWAY)
     except BaselineError as exc:
         raise pytest.UsageError(f"apps: --apps-baseline {exc}") from None

@@ -17,7 +17,7 @@ from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
-from ..report.comparison import Comparison, compare
+from ..report.comparison import CLI_ANYWAY, Comparison, compare
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
 from ..report.terminal import judging_lines, row_lines, summary_lines
@@ -83,7 +83,7 @@ def header_lines(state: RunState) -> list[str]:
     split = f"split {src['split']}" if src["split"] else f"({ONE_FILE_TEXT})"
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
-        f"apps: {len(plan.problems)} problems ({selection_text(plan.settings)}), {cap} per problem, "
+        f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
         f"with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
@@ -296,7 +296,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
     comparison = None
     if baseline is not None:
         comparison = compare(baseline, document, allow_mismatch=s.baseline_any, baseline_report=str(s.baseline),
-                             report=s.report)
+                             report=s.report, anyway=CLI_ANYWAY)
         document = with_baseline(document, comparison)
     write_json(state, summary, document, place(s.report_path))
     if s.html:

@@ -189,14 +189,18 @@ def differences(then: Mapping[str, Any], now: Mapping[str, Any]) -> list[Differe
     return [Difference(name, a[name][1], b[name][1]) for name in b if a[name][0] != b[name][0]]
 
 
+CLI_ANYWAY = "give --apps-baseline-any to compare anyway"  # how the plugin and `diff` users say allow_mismatch
+API_ANYWAY = "pass allow_mismatch=True to compare anyway"
+
+
 def check_comparable(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: bool,
-                     name: str) -> list[Difference]:
+                     name: str, anyway: str = API_ANYWAY) -> list[Difference]:
     """The differences (empty when the runs are comparable); raises BaselineError naming them unless
-    `allow_mismatch`."""
+    `allow_mismatch`. `anyway` is how the caller's user asks to compare anyway (the keyword, or the option)."""
     found = differences(then, now)
     if found and not allow_mismatch:
         raise BaselineError(f"{name}: not comparable with this run: " + "; ".join(d.text() for d in found)
-                            + "; give --apps-baseline-any to compare anyway")
+                            + f"; {anyway}")
     return found
 
 
@@ -258,10 +262,12 @@ def _paired(pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], sample
 
 
 def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: bool = False,
-            baseline_report: str = "", report: str = "") -> Comparison:
+            baseline_report: str = "", report: str = "", anyway: str = API_ANYWAY) -> Comparison:
     """Compare the report `now` with the baseline report `then` (documents as `load_report` or the report
-    writer give them). Raises BaselineError when the runs are not comparable, unless `allow_mismatch`."""
-    found = check_comparable(then, now, allow_mismatch=allow_mismatch, name=baseline_report or "baseline")
+    writer give them). Raises BaselineError when the runs are not comparable, unless `allow_mismatch`; its
+    message ends with `anyway` (the keyword by default; the command-line front ends name their option)."""
+    found = check_comparable(then, now, allow_mismatch=allow_mismatch, name=baseline_report or "baseline",
+                             anyway=anyway)
     old = {str(p["id"]): p for p in then.get("problems") or []}
     new = {str(p["id"]): p for p in now.get("problems") or []}
     common = [pid for pid in new if pid in old]
