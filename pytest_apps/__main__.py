@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -46,14 +47,14 @@ def diff(args: argparse.Namespace) -> int:
     problem that passed in OLD and does not pass in NEW, 2 for a file that cannot be used."""
     import json
 
-    from .report.comparison import BaselineError, compare, load_report
+    from .report.comparison import CLI_ANYWAY, BaselineError, compare, load_report
     from .report.comparison_text import baseline_lines, newly_failing_lines
     from .report.gates import regression_verdict
 
     try:
         old, new = load_report(args.old), load_report(args.new)
         comparison = compare(old, new, allow_mismatch=args.apps_baseline_any, baseline_report=args.old,
-                             report=args.new)
+                             report=args.new, anyway=CLI_ANYWAY)
     except BaselineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -113,5 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def run() -> int:
+    """`main`, ending quietly when the reader of its output went away (`... --json | head`), as a shell tool
+    that SIGPIPE ends does (status 141), not with a traceback."""
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the interpreter flushes stdout again at exit: point it at /dev/null so that flush cannot fail too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    return status
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -227,3 +227,15 @@ def test_diff_never_passes_an_incomplete_report_with_the_regression_gate(changed
     assert ("FAIL: --apps-fail-on-regression cannot pass an incomplete run (interrupted (SIGINT): 12 cases never "
             "ran)") in cut.stdout.splitlines()
     assert diff(changed.path, "reports/base.json", "reports/cut.json").returncode == 0  # (no gate asked for)
+
+
+def test_diff_into_a_closed_pipe_exits_quietly(changed: pytest.Pytester) -> None:
+    """`python -m pytest_apps diff ... --json | head`: the reader goes away before the comparison is printed;
+    the command ends without a traceback (as a shell tool does on SIGPIPE)."""
+    run(changed, "--apps-dataset", "sample", "--apps-baseline", "reports/base.json")
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_apps", "diff", "reports/base.json",
+                             "reports/apps-report.json", "--json"], cwd=changed.path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # `head` has read its lines and gone
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
