@@ -468,7 +468,7 @@ def test_hub_without_cache_fails_with_one_line_quickly(tmp_path, offline):
     assert isinstance(result, str) and result.startswith("DatasetError: "), result
     assert "\n" not in result
     assert "codeparrot/apps" in result and "not in the Hugging Face cache" in result
-    assert "--apps-dataset path/to/test.jsonl" in result and "huggingface.co/datasets/codeparrot/apps" in result
+    assert "--apps-dataset=path/to/test.jsonl" in result and "huggingface.co/datasets/codeparrot/apps" in result
     assert ("HF_HUB_OFFLINE" in result) == offline
     assert elapsed < 10, f"took {elapsed:.1f}s"
 

@@ -91,7 +91,7 @@ def _hub_timeout() -> float:
 def _local_copy_hint(repo_id: str, split: str) -> str:
     return (
         f"download {split}.jsonl from https://huggingface.co/datasets/{repo_id} and pass "
-        f"--apps-dataset path/to/{split}.jsonl"
+        f"--apps-dataset=path/to/{split}.jsonl"
     )
 
 
