@@ -26,6 +26,7 @@ import queue
 import sys
 import threading
 import time
+import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -127,6 +128,15 @@ def problem_cases(problem: Problem) -> Cases:
     return _TEST_DATA.get(problem)
 
 
+def _absent_ids_text(missing: Sequence[str], dataset: Any, split: str, revision: str | None, name: str) -> str:
+    """One line: the `only` ids the data does not hold, and the first ids it does hold."""
+    first = problem_index.load(dataset, split, revision, Selection((), (), 0, 3, ()), 1).parsed.problems
+    verb = "is" if len(missing) == 1 else "are"
+    holds = f"it holds problem ids {', '.join(p.id for p in first)}, ..." if first else "it holds no problem"
+    return (f"only: {', '.join(missing)} {verb} not in the data ({name}, split {split}); {holds} (give ids of its "
+            "problem_id column, or row positions for data without one)")
+
+
 def load_problems(
     dataset: str | os.PathLike[str] | Any = DEFAULT_DATASET,
     split: str = "test",
@@ -147,7 +157,8 @@ def load_problems(
     `offset`, `limit`; `tag` keeps TACO problems with one of these tags or skill types. `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
     `Problem` objects (the plugin's type) whose test data stays available to `Evaluator`. Raises
     `DatasetError` (one line) for data that cannot be read and `ValueError` for a bad option (including a
-    `dataset` of another type).
+    `dataset` of another type, and `only` ids none of which the data holds; when only some are absent, a
+    `UserWarning` names them and the list holds the others).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit: {limit} is negative; give 0 or more problems")
@@ -160,6 +171,11 @@ def load_problems(
     selection = Selection(tiers, only_ids, offset, limit, tags)
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
     parsed = loaded.parsed
+    if parsed.missing:
+        absent = _absent_ids_text(parsed.missing, dataset, split, revision, loaded.source.dataset)
+        if not parsed.problems:
+            raise ValueError(absent)
+        warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=2)
     for problem in parsed.problems:
         cases = parsed.cases.get(problem.id)
         if cases is None:  # from the cached problem index: its file holds every test

@@ -235,7 +235,8 @@ def test_load_problems_is_the_plugins_selection(sample: ProblemList) -> None:
     assert [p.id for p in sample] == ["900001", "900002", "900003", "900004", "900005", "900006"]
     assert all(isinstance(p, Problem) for p in sample)
     assert sample.source["dataset"] == "sample" and sample.skipped == [] and sample.missing == []
-    picked = load_problems(dataset="sample", difficulty="competition", only=[900005, "900006,42"])
+    with pytest.warns(UserWarning, match=r"only: 42 is not in the data"):
+        picked = load_problems(dataset="sample", difficulty="competition", only=[900005, "900006,42"])
     assert [p.id for p in picked] == ["900005", "900006"] and picked.missing == ["42"]
     assert [p.id for p in load_problems(dataset="sample", difficulty=["interview"], limit=1)] == ["900003"]
     assert [p.n_cases for p in load_problems(dataset="sample", max_tests=2)] == [2] * 6
@@ -333,3 +334,13 @@ def test_readme_example_is_this_modules_text() -> None:
     """The Python API page (docs/api.md) carries the same example (kept in one place: this test)."""
     text = (REPO / "docs" / "api.md").read_text()
     assert textwrap.dedent(README_EXAMPLE).strip() in text
+
+
+def test_load_problems_refuses_ids_that_are_all_absent_naming_them_and_the_data() -> None:
+    """`only=[absent id]` is an error naming the ids and what the data holds, never a silent empty list."""
+    with pytest.raises(ValueError) as info:
+        load_problems(dataset="sample", only=["4001", 42])
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("only: 4001, 42 are not in the data (sample, split test); it holds problem ids ")
+    assert "900001, 900002, 900003" in message
