@@ -135,6 +135,8 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
                 tests_total=result.tests_total, kinds={k: kinds.get(k, 0) for k in COUNTED_KINDS},
                 cpu_time=sum(float(t.get("cpu_time") or 0.0) for t in result.tests))
     if result.verdict == P_NO_CODE or (result.tests and kinds.get(NO_CODE, 0) == len(result.tests)):
+        # its tests did not run: they count as no code, as the report's `outcomes` counts them
+        base["kinds"][NO_CODE] = result.tests_total
         return RewardDetail(0.0, P_NO_CODE, reason=result.reason or "no code in the completion", **base)
     if result.verdict == "broken":
         return RewardDetail(None, NOT_APPLICABLE, reason=result.reason, **base)

@@ -550,3 +550,14 @@ def test_an_unclosed_final_python_block_is_a_truncated_generation_and_is_scored(
         cut_mid_line = "Here it is:\n```python\na, b = map(int, input().split(\n"
         assert reward(completions=[truncated, cut_mid_line], input_output=[io] * 2) == [1.0, 0.0]
         assert reward.last[1].verdict == "no_code"
+def test_verl_counts_the_tests_of_a_completion_without_code_as_no_code() -> None:
+    """A completion without a code block scores 0 as "no code", and its tests are counted there, as the JSON
+    report's `outcomes.no_code` counts them (they did not run)."""
+    io = SAMPLE_ROWS["900002"]["input_output"]
+    try:
+        out = compute_score(data_source="apps", solution_str="I do not know.", ground_truth=io, extra_info=None,
+                            timeout=1.0)
+    finally:
+        close_scorers()
+    assert out["score"] == 0.0 and out["tests_run"] == 0
+    assert out["tests_no_code"] == out["tests_total"] == 4
