@@ -165,3 +165,16 @@ def test_a_missing_checker_folder_is_a_one_line_usage_error(pytester: pytest.Pyt
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--apps-checkers: */nowhere is not a folder; give a folder of <problem_id>.py "
                                  "checkers, or 'builtin'"])
+
+
+def test_the_checker_hook_example_of_the_docs_decides_a_permutation_problem(pytester: pytest.Pytester):
+    """docs/extending.md's `pytest_apps_checker` example, as a user's conftest.py, on a problem that accepts any
+    permutation: the other valid answer passes, by the checker."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "extending.md").read_text()
+    example = next(block for block in text.split("```python\n")[1:] if "def pytest_apps_checker" in block)
+    (pytester.path / "conftest.py").write_text(example.split("```")[0])
+    base = permutation_project(pytester)
+    result = run(pytester, *base)
+    problem = read_report(pytester)["problems"][0]
+    assert problem["verdict"] == "pass" and {t["step"] for t in problem["tests"]} == {"checker"}, \
+        result.stdout.str()[-2000:]
