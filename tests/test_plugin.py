@@ -361,3 +361,10 @@ def test_an_ini_with_apps_options_but_not_apps_true_says_how_to_turn_the_plugin_
     for text in ("[pytest]\n", "[pytest]\napps = true\napps_dataset = sample\napps_limit = 1\n"):
         ini.write_text(text)
         assert not any(line.startswith("apps: the benchmark is off") for line in run(pytester).stdout.lines)
+
+
+def test_one_problem_is_not_problems(sample_project: pytest.Pytester) -> None:
+    result = run(sample_project, "--apps-dataset=sample", "--apps-only=900001")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["apps: 1 problem (*), first 20 tests per problem, 0 rows skipped"])
+    assert "1 problems" not in result.stdout.str()

@@ -47,7 +47,7 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     failing ones come from `newly_failing_lines`, printed last."""
     level = c.get("level")
     n = c["problems"]
-    where = [f"baseline {c['baseline_report']}: {n} problems in both runs"]
+    where = [f"baseline {c['baseline_report']}: {n} problem{'' if n == 1 else 's'} in both runs"]
     for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run")):
         if c[key]:
             where.append(f"{len(c[key])} {label}: {_ids(c[key])}")

@@ -116,7 +116,7 @@ def counts_text(passed: Any, problems: Any, samples: Any = None, samples_passing
     """What a figure counts: `5/6 problems`, or with several samples `1 of 8 samples passing, 4 problems`."""
     if sampled and samples is not None:
         return f"{samples_passing or 0} of {samples} samples passing, {problems} problem{'' if problems == 1 else 's'}"
-    return f"{passed}/{problems} problems"
+    return f"{passed}/{problems} problem{'' if problems == 1 else 's'}"
 
 
 def sampled_counts(figures: Any) -> str:
