@@ -188,3 +188,13 @@ def test_reference_folder_writes_each_solution(tmp_path: Path):
     reference_folder(tmp_path, problems("10"), sols, most=1)
     assert sorted(p.name for p in (tmp_path / "10").iterdir()) == ["solution_0.py"]
     assert parse_solutions('["a", 3, "  "]') == ["a"]
+
+
+@pytest.mark.parametrize("name", ["g.jsonl", "g.json"])
+def test_a_generations_file_may_start_with_a_utf8_bom(tmp_path: Path, name: str):
+    """Editors on Windows write one; the dataset reader accepts it, so do generations files."""
+    path = tmp_path / name
+    record = {"problem_id": 1, "code": "print(1)"}
+    text = json.dumps(record) + "\n" if name.endswith("l") else json.dumps([record])
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    assert [c.code for c in load_candidates(path, ["1"])["1"]] == ["print(1)"]

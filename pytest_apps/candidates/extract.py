@@ -23,6 +23,8 @@ import ast
 import re
 import warnings
 
+from ..core.outcome import GENERATION_FAILED
+
 _THINK_END = re.compile(r"</think\s*>", re.IGNORECASE)
 # An opening fence at the start of a line (up to 3 spaces of indent, as CommonMark allows), its info
 # string, the body, and a closing fence of at least three backticks (also accepted right after code on
@@ -80,6 +82,35 @@ def extract_code(text: str | None) -> str | None:
             if wanted(label) and qualifies(body):
                 return body.strip("\n")
     return None
+
+
+# The first line of the text a failed generation is written as (generation.py), followed by "generation failed:
+# <why>": an answer without code, which the next run asks the agent for again.
+FAILED_MARK = "<!-- pytest-apps: generation failed -->"
+
+
+def failed_generation(text: str | None) -> str:
+    """Why the generation this text records failed ("" when it is a model's answer)."""
+    if not text or not text.startswith(FAILED_MARK):
+        return ""
+    rest = text[len(FAILED_MARK):].strip()
+    return rest.splitlines()[0] if rest else GENERATION_FAILED
+
+
+def missing_code(text: str | None) -> str:
+    """What was looked for in model text from which `extract_code` took no program, in a few words."""
+    failed = failed_generation(text)
+    if failed:
+        return failed
+    if not text or not text.strip():
+        return "no text (an empty answer)"
+    answer = after_thinking(text)
+    where = " after its last </think>" if answer is not text else ""
+    found = blocks(answer)
+    if not found:
+        return f"no ```python fenced block{where}"
+    return (f"none of its {len(found)} fenced block{'s' if len(found) > 1 else ''}{where} holds Python that parses "
+            "(looked for ```python or ```py, then bare ```)")
 
 
 def looks_like_markdown(text: str) -> bool:

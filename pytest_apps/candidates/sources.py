@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .extract import extract_code, looks_like_markdown
+from .decoding import SourceRefused, read_source, utf8_text
+from .extract import extract_code, looks_like_markdown, missing_code
 
 if TYPE_CHECKING:
     from ..dataset.problems import Problem
@@ -55,6 +56,14 @@ class Candidate:
     raw: str | None = None  # the model text the code was extracted from, when there was one
     origin: str = "folder"  # folder | jsonl | json | reference | agent | hook
     shared: bool = False  # the file holds several problems' programs: node ids name the problem
+    refused: str = ""  # why python would not read the file (its own message): a compile error, nothing runs
+    no_code: str = ""  # without a program: what was looked for where (the file is named by the item)
+
+    @property
+    def has_code(self) -> bool:
+        """Whether there is a program to run (a refused one counts: it is a program python refuses). Decided by
+        `no_code`, which travels to a worker on another machine without the program itself."""
+        return not self.no_code
 
     @property
     def sample_name(self) -> str:
@@ -125,11 +134,16 @@ def _from_folder(folder: Path, problem_ids: list[str], origin: str = "folder") -
 
 
 def _from_file(pid: str, file: Path, sample: int, origin: str) -> Candidate:
-    text = _read(file)
     where = str(file.resolve())
+    text, refused = read_source(file)
+    if refused:
+        return Candidate(pid, where, text, sample=sample, origin=origin, refused=refused)
     if file.suffix == ".py":
-        return Candidate(pid, where, text, sample=sample, origin=origin)
-    return Candidate(pid, where, extract_code(text), sample=sample, raw=text, origin=origin)
+        why = "" if text.strip() else "an empty program file"
+        return Candidate(pid, where, text, sample=sample, origin=origin, no_code=why)
+    code = extract_code(text)
+    return Candidate(pid, where, code, sample=sample, raw=text, origin=origin,
+                     no_code="" if code is not None else missing_code(text))
 
 
 def _natural(name: str) -> list[Any]:
@@ -137,12 +151,11 @@ def _natural(name: str) -> list[Any]:
 
 
 def _read(file: Path) -> str:
-    data = file.read_bytes()
+    """A generations file's text: UTF-8, a BOM allowed; a byte that is not UTF-8 is an error naming its line."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        # Still the candidate's program: let it fail as Python would (a compile error), not the run.
-        return data.decode("utf-8", errors="replace")
+        return utf8_text(file.read_bytes(), str(file))
+    except SourceRefused as exc:
+        raise CandidateError(f"{exc} (a generations file is JSON text, which is UTF-8)") from None
 
 
 # -- JSONL / JSON generation files ------------------------------------------------------------------
@@ -190,10 +203,17 @@ def _from_records_file(path: Path, problems: Sequence[Problem | str]) -> dict[st
         many = len(items) > 1
         found[pid] = [
             Candidate(pid, where, code, sample=i, label=f"sample_{i}" if many else "", raw=raw,
-                      origin=origin, shared=True)
+                      origin=origin, shared=True, no_code=_no_code(code, raw))
             for i, (code, raw) in enumerate(items)
         ]
     return found
+
+
+def _no_code(code: str | None, raw: str | None) -> str:
+    """Why a record's program is none ("" when it has one)."""
+    if code is not None and code.strip():
+        return ""
+    return missing_code(raw) if raw is not None else "its record's program is empty"
 
 
 def _json_document(
@@ -379,5 +399,5 @@ def reference_folder(
         sub.mkdir(parents=True, exist_ok=True)
         for name, code in wanted.items():
             target = sub / name
-            if not target.is_file() or _read(target) != code:
+            if not target.is_file() or target.read_bytes() != code.encode("utf-8", "surrogatepass"):
                 target.write_text(code, encoding="utf-8")

@@ -42,6 +42,9 @@ FAILURE_KINDS = (
     NO_CODE,
 )
 ALL_KINDS = (PASS, *FAILURE_KINDS)
+# How a no-code reason begins when the program is missing because its generation failed (an agent's error or
+# timeout): "<file>: generation failed: <why>". Such a problem is asked for again on the next run.
+GENERATION_FAILED = "generation failed"
 
 # The step of a test that a problem's checker decided (passed or not); other steps name a cascade's step.
 CHECKER_STEP = "checker"

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
-from ..core.outcome import NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
+from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
 from ..executor import Executor, Program
@@ -38,6 +38,8 @@ def run_case(
     """
     judging = judging or SEED_JUDGING
     raw_input, expected = cases.inputs[index], cases.outputs[index]
+    if candidate.refused:  # python would not read its file (candidates/decoding.py): nothing runs
+        return CaseResult(Verdict(COMPILE_ERROR, reason=candidate.refused), None, raw_input, expected)
     if candidate.code is None or not candidate.code.strip():
         verdict = Verdict(NO_CODE, reason="no program for this problem")
         return CaseResult(verdict, None, raw_input, expected)

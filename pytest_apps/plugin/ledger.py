@@ -49,6 +49,8 @@ def case_names(entries: list[tuple[Problem, list[Candidate]]],
               and not first.shared)
     for problem, candidates in entries:
         for cand in candidates:
+            if not cand.has_code:  # one no-code item, which runs nothing: no case of the plan
+                continue
             if single:
                 above: tuple[str, ...] = ()
             elif len(candidates) == 1 and not cand.label:
@@ -95,7 +97,10 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
             judges[pid] = judge_key(judging, base, case.problem)
         if case.index >= len(tests):
             continue
-        out[case.nodeid] = case_key(judges[pid], case.candidate.code, case.problem.fmt, case.problem.fn_name,
+        code = case.candidate.code
+        if case.candidate.refused:  # never the key of a program python reads that holds the same characters
+            code = f"\0refused\0{case.candidate.refused}\0{code}"
+        out[case.nodeid] = case_key(judges[pid], code, case.problem.fmt, case.problem.fn_name,
                                     tests[case.index], checker_digests[pid])
     return out
 
