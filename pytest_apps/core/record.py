@@ -12,6 +12,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+NO_CASE = -1  # the case index of a no-code item's record: it stands for the program's tests, none of which ran
+
+
 @dataclass(frozen=True)
 class CaseRecord:
     """What one (problem, sample, test) item produced, as sent from a worker to the controller."""

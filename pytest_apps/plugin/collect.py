@@ -1,8 +1,10 @@
 """pytest collectors and items: candidate file -> (problem -> sample ->) test case items.
 
-A selected problem without any program is one failing item of kind no code, `<home>::<id>::no_code`, where
-`<home>` is the candidates' generations file or folder (`CandidateDir`): every selected problem has an item,
-in the terminal, JUnit and every report. Such an item runs nothing.
+A program that is not there is one failing item of kind no code, which runs nothing: for a selected problem
+without any program, `<home>::<id>::no_code`, where `<home>` is the candidates' generations file or folder
+(`CandidateDir`); for a candidate without code (model text without a code block, an empty program, a failed
+generation), `<its file>[::<id>][::<sample>]::no_code`, in place of its test items. So every selected problem
+has an item, in the terminal, JUnit and every report, and no-code tests are never counted as run.
 
 Items carry ids only. A case's data is loaded (per problem, lazily) when it runs; the program is run
 in `setup` (a fault of the harness there is a pytest *error*) and judged in `call` (a candidate's
@@ -20,10 +22,11 @@ from typing import Any
 
 import pytest
 
+from ..candidates.extract import failed_generation
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
-from ..core.outcome import NO_CODE, PASS
-from ..core.record import CaseRecord
+from ..core.outcome import GENERATION_FAILED, NO_CODE, PASS
+from ..core.record import NO_CASE, CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
 from ..engine.failtext import case_failure_text, case_title
@@ -126,7 +129,10 @@ class SampleNode(pytest.Collector):
         yield from case_items(self, self.problem, self.candidate)
 
 
-def case_items(parent: pytest.Collector, problem: Problem, candidate: Candidate) -> Iterator[CaseItem]:
+def case_items(parent: pytest.Collector, problem: Problem, candidate: Candidate) -> Iterator[pytest.Item]:
+    if not candidate.has_code:
+        yield NoCodeItem.from_parent(parent, name=NO_CODE_NAME, problem=problem, candidate=candidate)
+        return
     for index in case_order(problem, RunState.of(parent.config).settings.fail_fast):
         yield CaseItem.from_parent(
             parent, name=f"test_{index}", problem=problem, candidate=candidate, index=index
@@ -252,27 +258,30 @@ class CaseItem(pytest.Item):
 
 
 NO_CODE_NAME = "no_code"
-NO_CASE = -1  # the case index of a no-code item's record: it stands for the problem, not for one of its tests
 
 
 class NoCodeItem(pytest.Item):
-    """A selected problem without any program: one failing item of kind no code. It runs nothing (no executor,
-    no test data); its record stands for the problem (the roll-up scores it as before: no code, 0)."""
+    """A program that is not there: a selected problem without any (`candidate` None), or a candidate without
+    code. One failing item of kind no code; it runs nothing (no executor, no test data); its record stands for
+    the program's tests, which did not run (the roll-up scores it: no code, 0)."""
 
-    def __init__(self, *, problem: Problem, **kwargs: Any) -> None:
+    def __init__(self, *, problem: Problem, candidate: Candidate | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.problem = problem
+        self.candidate = candidate
         self.keywords[f"apps_{problem.difficulty}"] = True
 
     def runtest(self) -> None:
         state = RunState.of(self.config)
         rerun = self.rerun_id()
-        self.user_properties.append((RECORD_KEY, CaseRecord(
-            self.problem.id, NO_CASE, NO_CODE, reason="no program for this problem", nodeid=self.nodeid,
-            rerun_id=rerun,
-        ).to_json()))
         home = rerun.split("::", 1)[0]
         tests = f"its {self.problem.n_cases} tests did not run"
+        if self.candidate is not None:
+            self._no_code_in_candidate(state, rerun, home, tests)
+        self.user_properties.append((RECORD_KEY, CaseRecord(
+            self.problem.id, NO_CASE, NO_CODE, reason=f"{home} holds no program for it", nodeid=self.nodeid,
+            rerun_id=rerun,
+        ).to_json()))
         if Path(state.plan.home).suffix.lower() in (".jsonl", ".json"):  # a generations file
             todo = f"add its program to {home}, then run: " + shlex.join(
                 ["pytest", *rerun_args(state.settings), f"{home}::{self.problem.id}"])
@@ -280,6 +289,24 @@ class NoCodeItem(pytest.Item):
             program = os.path.join(home, f"{self.problem.id}.py")
             todo = f"write {program}, then run: " + shlex.join(["pytest", *rerun_args(state.settings), program])
         raise CaseFailed(f"APPS problem {self.problem.id}: no code ({home} holds no program for it; {tests})\n{todo}")
+
+    def _no_code_in_candidate(self, state: RunState, rerun: str, home: str, tests: str) -> None:
+        """The candidate's file (or its record in a generations file) holds no code: say which, and what was
+        looked for."""
+        cand = self.candidate
+        assert cand is not None
+        where = home if not cand.shared else f"{home}, problem {self.problem.id}"
+        if cand.label:
+            where += f", {cand.label}"
+        why = f"{where}: {cand.no_code or 'no program'}"
+        self.user_properties.append((RECORD_KEY, CaseRecord(
+            self.problem.id, NO_CASE, NO_CODE, sample=cand.sample, reason=why, nodeid=self.nodeid, rerun_id=rerun,
+        ).to_json()))
+        if failed_generation(cand.raw) or cand.no_code.startswith(GENERATION_FAILED):
+            todo = "the next run asks the agent again: " + shlex.join(["pytest", *rerun_args(state.settings)])
+        else:
+            todo = f"put a program in {home}, then run: " + shlex.join(["pytest", *rerun_args(state.settings), home])
+        raise CaseFailed(f"APPS problem {self.problem.id}: no code ({why}; {tests})\n{todo}")
 
     def teardown(self) -> None:
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]

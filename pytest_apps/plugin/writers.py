@@ -81,12 +81,13 @@ def header_lines(state: RunState) -> list[str]:
     cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
     split = f"split {src['split']}" if src["split"] else f"({ONE_FILE_TEXT})"
+    # a problem whose programs are all without code (a failed generation, text without a code block) has none
+    with_code = sum(1 for p in plan.problems if any(c.has_code for c in plan.candidates.get(p.id, [])))
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
         f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
-        f"apps: candidates {s.candidates_path} ({sum(1 for p in plan.problems if plan.candidates.get(p.id))} "
-        f"with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
+        f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
         f"apps: judge {s.judge}: {DESCRIPTIONS[s.judge]}" + _checkers_text(state),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
-from ..core.record import CaseRecord
+from ..core.record import NO_CASE, CaseRecord
 from ..core.settings import TACO_TIERS, TIERS
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import Unit, figure_texts, group_intervals, interval_figures
@@ -102,11 +102,16 @@ def problem_result(
     if problem.broken:
         result.verdict, result.reason = P_BROKEN, problem.broken
         return result
-    if candidate is None:
-        result.verdict, result.reason = P_NO_CODE, "no candidate program"
-        if by_case:  # the problem's no-code item (it ran none of the tests, which count as before)
+    if candidate is None or (by_case and all(r.kind == NO_CODE for r in by_case.values())):
+        # no program: the problem's (or the candidate's) no-code item, or, from the API, a program that is empty;
+        # none of its tests ran (the figures count them as no code, none as run)
+        result.verdict = P_NO_CODE
+        result.reason = "no candidate program" if candidate is None else "no code in the candidate"
+        if by_case:
             first = by_case[min(by_case)]
             result.first_failure, result.first_failure_nodeid = first.rerun_id or first.nodeid, first.nodeid
+            if first.case == NO_CASE and first.reason:  # a no-code item's record names the file and what it lacks
+                result.reason = first.reason
         return result
     ordered = [by_case[i] for i in sorted(by_case)]
     result.tests = [
@@ -126,8 +131,6 @@ def problem_result(
         result.first_failure_detail = dict(first.detail)
         if all(r.kind == "harness_error" for r in failures):
             result.verdict, result.reason = P_INCOMPLETE, "harness error: " + first.reason
-        elif all(r.kind == NO_CODE for r in ordered):
-            result.verdict, result.reason = P_NO_CODE, "no code in the candidate"
     elif result.tests_run < result.tests_total:
         missing = result.tests_total - result.tests_run
         result.reason = f"{missing} of {result.tests_total} tests did not run"
@@ -235,6 +238,15 @@ def summary_of(
     return Summary(results, skipped, figures)
 
 
+def no_code_tests(r: ProblemResult) -> int:
+    """The selected tests of a problem's programs without code: none of them ran; they count as `no_code` in the
+    outcomes (a problem without any program as one at least, so that it shows)."""
+    if r.verdict == P_NO_CODE and not r.tests:
+        return max(r.tests_total, 1)
+    per_sample = r.tests_total // r.samples if r.samples else 0
+    return per_sample * sum(s["verdict"] == P_NO_CODE for s in r.sample_results)
+
+
 def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     n = len(results)
     with_code = [r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)]
@@ -242,8 +254,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     score = sum(_score(r) for r in results)  # = passed with one sample per problem
     kinds: Counter[str] = Counter({k: 0 for k in ALL_KINDS})
     for r in results:
-        if r.verdict == P_NO_CODE and not r.tests:
-            kinds[NO_CODE] += max(r.tests_total, 1)
+        kinds[NO_CODE] += no_code_tests(r)
         for t in r.tests:
             kinds[t["kind"]] += 1
     per_tier = {}
@@ -272,7 +283,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         ),
         # partial whenever a selected test of a problem with code did not run (-k, -x, fail-fast...)
         "test_case_average_partial": any(
-            r.tests_run < r.tests_total for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)
+            r.tests_run + no_code_tests(r) < r.tests_total for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)
         ),
         "per_tier": per_tier,
         "per_tag": per_tag,

@@ -6,12 +6,13 @@ import re
 import shlex
 from collections.abc import Sequence
 
-from ..core.outcome import BORDERLINE_BAND
+from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import ci_text, figure_texts, pct, sampled_counts
 from .rollup import Summary, failing_nodeids
 from .taco import lines as taco_lines
 
+GENERATION_FAILED_TEXT = f": {GENERATION_FAILED}: "  # in a no-code reason: "<file>: generation failed: <why>"
 MOST_ROW_LINES = 10  # bad rows named one per line; the rest are counted (all are in the JSON report)
 
 
@@ -45,12 +46,15 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         )
     else:
         lines.append(f"test-case average: {pct(f['test_case_average'])}")
-    kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n)
-    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else ""))
+    kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n and k != NO_CODE)
+    no_code = f["outcomes"].get(NO_CODE, 0)
+    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else "")
+                 + (f"; no code {no_code} (not run)" if no_code else ""))
     if f.get("borderline"):
         band = round(100 * BORDERLINE_BAND)
         lines.append(f"{f['borderline']} verdict{'s' if f['borderline'] != 1 else ''} within {band}% of the time "
                      "limit (fragile: another machine may decide them otherwise)")
+    lines.extend(generation_failure_lines(summary))
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
@@ -75,6 +79,20 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         lines.append("first failing case of failing problems (paste to rerun):")
         lines.extend("  " + (shlex.join(["pytest", *rerun, nodeid]) if rerun else nodeid) for nodeid in failing)
     lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
+    return lines
+
+
+def generation_failure_lines(summary: Summary, most: int = MOST_ROW_LINES) -> list[str]:
+    """A count of the problems whose generation failed (an agent's error, a timeout), then one line each: why."""
+    failed = [(r.id, r.reason.split(GENERATION_FAILED_TEXT, 1)[1]) for r in summary.problems
+              if GENERATION_FAILED_TEXT in r.reason]
+    if not failed:
+        return []
+    lines = [f"generation failed for {len(failed)} problem{'' if len(failed) == 1 else 's'} (scored no code; "
+             "the next run asks the agent again):"]
+    lines += [f"  {pid}: {why}" for pid, why in failed[:most]]
+    if len(failed) > most:
+        lines.append(f"  and {len(failed) - most} more (their reasons are in the JSON report)")
     return lines
 
 
