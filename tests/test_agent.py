@@ -79,11 +79,13 @@ def test_generation_writes_once_and_records_failures(tmp_path: Path):
     assert "a int, not text" in (tmp_path / "weird.md").read_text()
     assert sorted(p.name for p in (tmp_path / "many").iterdir()) == ["sample_0.md", "sample_1.md", "sample_2.md"]
     assert "42" in (tmp_path / "tool.md").read_text()
-    assert all(is_generated(tmp_path, p.id) for p in ps)
+    # a failed generation is asked for again on the next run; the answers that succeeded are reused
+    assert {p.id: is_generated(tmp_path, p.id) for p in ps} == {
+        "ok": True, "boom": False, "slow": False, "many": True, "tool": True, "weird": False}
 
     calls.clear()
     again = generate(ps, agent, tmp_path, concurrency=3, timeout=1.0)
-    assert calls == [] and again.reused == 6
+    assert sorted(calls) == ["boom", "slow", "weird"] and (again.reused, again.generated) == (3, 3)
     generate(ps[:1], lambda p: "no code now", tmp_path, regenerate=True)
     assert (tmp_path / "ok.md").read_text() == "no code now"
 
@@ -123,7 +125,7 @@ def test_agent_run_generates_once_and_rerun_by_node_id_reuses(pytester: pytest.P
     first.stdout.fnmatch_lines([
         "apps: generating [[]###*[]] 2/2",
         "*PASSED apps-generations/myagent_solve/900001.md::test_0*",
-        "*FAILED apps-generations/myagent_solve/900003/sample_1.md::test_0*",
+        "*FAILED apps-generations/myagent_solve/900003/sample_1.md::no_code*",
     ])
     assert sorted(calls.read_text().split()) == ["900001", "900003"]  # once each, on the controller
     report = read_report(pytester)
@@ -144,3 +146,52 @@ def test_bad_agent_is_a_usage_error(pytester: pytest.Pytester):
                  "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--apps-agent: cannot import 'no_such_module'*"])
+
+
+FAILING_AGENT = '''
+import os
+
+def solve(problem):
+    with open(os.environ["TEST_CALLS"], "a") as f:
+        f.write(problem.id + "\\n")
+    if os.environ.get("TEST_AGENT_UP") != "1":
+        raise ConnectionRefusedError(111, "Connection refused")
+    return "```python\\nprint(0)\\n```\\n"
+'''
+
+
+def test_a_failed_generation_reads_in_the_terminal_is_no_code_and_is_asked_again(
+    pytester: pytest.Pytester, monkeypatch
+):
+    """An agent that fails: its reason in one line per problem and a count in the summary, the problems never
+    counted "with code", and the next run asks the agent again for them (only for them)."""
+    pytester.makepyfile(myagent=FAILING_AGENT)
+    calls = pytester.path / "calls.txt"
+    monkeypatch.setenv("TEST_CALLS", str(calls))
+    args = ("--apps-dataset=sample", "--apps-only=900001,900003", "--apps-agent=myagent:solve", "-n", "2")
+    first = run(pytester, *args)
+    assert first.ret == 1
+    first.assert_outcomes(failed=2)
+    first.stdout.fnmatch_lines([
+        "apps: candidates */apps-generations/myagent_solve (0 with code);*",
+        "APPS problem 900001: no code (apps-generations/myagent_solve/900001.md: generation failed: "
+        "ConnectionRefusedError: [[]Errno 111[]] Connection refused; its 5 tests did not run)",
+        "the next run asks the agent again: pytest *",
+        "tests: 0 run of 10; no code 10 (not run)",
+        "generation failed for 2 problems (scored no code; the next run asks the agent again):",
+        "  900001: ConnectionRefusedError: [[]Errno 111[]] Connection refused",
+        "  900003: ConnectionRefusedError: [[]Errno 111[]] Connection refused",
+    ])
+    report = read_report(pytester)
+    assert [p["verdict"] for p in report["problems"]] == ["no_code", "no_code"]
+    assert report["summary"]["problems_with_code"] == 0 and report["summary"]["tests_run"] == 0
+    assert sorted(calls.read_text().split()) == ["900001", "900003"]
+
+    monkeypatch.setenv("TEST_AGENT_UP", "1")
+    second = run(pytester, *args)
+    second.stdout.fnmatch_lines(["apps: candidates */apps-generations/myagent_solve (2 with code);*"])
+    assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]  # asked again
+    assert "generation failed" not in second.stdout.str()
+    third = run(pytester, *args)
+    assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]  # answers reused
+    assert third.parseoutcomes()["failed"] == second.parseoutcomes()["failed"]

@@ -139,3 +139,33 @@ def test_generate_as_its_own_step(tmp_path: Path, chat: FakeChat):
     assert "0 generated (0 failed), 2 reused" in again.stdout and len(chat.requests) == 2
     bad = subprocess.run(cmd[:4] + ["--apps-dataset", "sample"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "give --apps-agent" in bad.stderr
+
+
+def closed_port() -> int:
+    """A local port nothing listens on (bound, then closed): a connection to it is refused at once."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_unreachable_endpoint_is_named_in_the_terminal_and_asked_again(pytester: pytest.Pytester):
+    """The chat agent against a closed local port: the reason (connection refused) in one line for the problem
+    and counted in the summary, the problem without code, and the next run asks the endpoint again."""
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    args = ("--apps-dataset=sample", "--apps-only=900001", "--apps-agent=pytest_apps.agents:openai_chat",
+            "--apps-model=m1", f"--apps-base-url={url}")
+    first = run(pytester, *args)
+    assert first.ret == 1
+    first.stdout.fnmatch_lines([
+        "apps: candidates * (0 with code);*",
+        "APPS problem 900001: no code (*900001.md: generation failed: ChatError: "
+        f"{url}/chat/completions: [[]Errno 111[]] Connection refused; its 5 tests did not run)",
+        "generation failed for 1 problem (scored no code; the next run asks the agent again):",
+        f"  900001: ChatError: {url}/chat/completions: [[]Errno 111[]] Connection refused",
+    ])
+    assert read_report(pytester)["summary"]["problems_with_code"] == 0
+    with FakeChat() as chat:  # the endpoint is up now, at another address
+        second = run(pytester, *args[:-1], f"--apps-base-url={chat.url}")
+        assert len(chat.requests) == 1, second.stdout.str()[-2000:]

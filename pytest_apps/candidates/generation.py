@@ -8,7 +8,8 @@ folder: `<id>.md` for one answer, `<id>/sample_<k>.md` for several. A rerun (by 
 reuses the folder, so it tests the very same program; `--apps-regenerate` asks the agent again.
 
 A failed generation (an exception, a timeout, something that is not text) is written too, as an answer
-holding no code, so the problem scores "no code", the run goes on, and the failure reads in the report.
+holding no code, so the problem scores "no code", the run goes on, and the failure reads in the terminal and
+the report; the next run asks the agent again for that problem (and reuses the answers that succeeded).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.outcome import GENERATION_FAILED
 from ..dataset.problems import CALL
+from .extract import FAILED_MARK
 from .sources import CandidateError
 
 if TYPE_CHECKING:
@@ -34,7 +37,6 @@ if TYPE_CHECKING:
     from ..dataset.problems import Problem
 
 PYTHON_EXEC_TIMEOUT = 10.0
-FAILED_MARK = "<!-- pytest-apps: generation failed -->"
 
 Agent = Callable[["AgentProblem"], Any]
 
@@ -170,7 +172,22 @@ def load_agent(spec: str, rootdir: str | None = None) -> Agent:
 
 
 def is_generated(folder: Path, pid: str) -> bool:
-    return (folder / f"{pid}.md").is_file() or (folder / pid).is_dir()
+    """Whether the folder holds the problem's answer(s), none of them a failed generation (which the next run
+    asks the agent for again; successful answers are reused)."""
+    single, sub = folder / f"{pid}.md", folder / pid
+    if single.is_file():
+        return not _records_failure(single)
+    files = sorted(sub.glob("*.md")) if sub.is_dir() else []
+    return bool(files) and not any(_records_failure(f) for f in files)
+
+
+def _records_failure(file: Path) -> bool:
+    mark = FAILED_MARK.encode()
+    try:
+        with open(file, "rb") as fh:
+            return fh.read(len(mark)) == mark
+    except OSError:
+        return True  # unreadable: ask again
 
 
 def write_generation(folder: Path, pid: str, texts: Sequence[str]) -> None:
@@ -195,7 +212,7 @@ def write_generation(folder: Path, pid: str, texts: Sequence[str]) -> None:
 
 def failed_generation_text(why: str) -> str:
     """What a generation that failed is written as, in place of the model's text: the mark and why."""
-    return f"{FAILED_MARK}\ngeneration failed: {why}\n"
+    return f"{FAILED_MARK}\n{GENERATION_FAILED}: {why}\n"
 
 
 def _as_texts(answer: Any) -> list[str]:
