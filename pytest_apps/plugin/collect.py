@@ -22,7 +22,6 @@ from typing import Any
 
 import pytest
 
-from ..candidates.extract import failed_generation
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
 from ..core.outcome import GENERATION_FAILED, NO_CODE, PASS
@@ -277,7 +276,7 @@ class NoCodeItem(pytest.Item):
         home = rerun.split("::", 1)[0]
         tests = f"its {self.problem.n_cases} tests did not run"
         if self.candidate is not None:
-            self._no_code_in_candidate(state, rerun, home, tests)
+            self._no_code_in_candidate(state, rerun, home, tests)  # (raises)
         self.user_properties.append((RECORD_KEY, CaseRecord(
             self.problem.id, NO_CASE, NO_CODE, reason=f"{home} holds no program for it", nodeid=self.nodeid,
             rerun_id=rerun,
@@ -302,10 +301,11 @@ class NoCodeItem(pytest.Item):
         self.user_properties.append((RECORD_KEY, CaseRecord(
             self.problem.id, NO_CASE, NO_CODE, sample=cand.sample, reason=why, nodeid=self.nodeid, rerun_id=rerun,
         ).to_json()))
-        if failed_generation(cand.raw) or cand.no_code.startswith(GENERATION_FAILED):
+        if cand.no_code.startswith(GENERATION_FAILED):
             todo = "the next run asks the agent again: " + shlex.join(["pytest", *rerun_args(state.settings)])
-        else:
-            todo = f"put a program in {home}, then run: " + shlex.join(["pytest", *rerun_args(state.settings), home])
+        else:  # once the program is there, its tests have the node ids above this item's
+            todo = f"put a program in {home}, then run: " + shlex.join(
+                ["pytest", *rerun_args(state.settings), rerun.rsplit("::", 1)[0]])
         raise CaseFailed(f"APPS problem {self.problem.id}: no code ({why}; {tests})\n{todo}")
 
     def teardown(self) -> None:

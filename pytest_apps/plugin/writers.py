@@ -87,7 +87,8 @@ def header_lines(state: RunState) -> list[str]:
         f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
         f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
-        f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}" + (", fail-fast" if s.fail_fast else ""),
+        f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}"
+        + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
         f"apps: judge {s.judge}: {DESCRIPTIONS[s.judge]}" + _checkers_text(state),

@@ -93,7 +93,8 @@ def _difference(f: Mapping[str, Any]) -> str:
 def _baseline(c: Mapping[str, Any]) -> list[str]:
     n = c["problems"]
     lines = ["", "### Against the baseline", "",
-             f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected (baseline {code(c['baseline_report'])})."]
+             f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected "
+             f"(baseline {code(c['baseline_report'])})."]
     for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run")):
         if c[key]:
             lines.append(f"{label} ({len(c[key])}): {_ids(c[key])}.")
