@@ -47,7 +47,8 @@ def test_python_exec_runs_in_a_sandboxed_child():
         assert "ValueError: boom" in err["stderr"] and err["exit_code"] != 0
         started = time.monotonic()
         slow = tool("while True: pass")
-        assert slow["status"] == "timeout" and time.monotonic() - started < 10
+        # (the 2 s limit counts the program's own time; the wall clock only bounds a harness that hangs)
+        assert slow["status"] == "timeout" and time.monotonic() - started < 60
     finally:
         tool.close()
 
