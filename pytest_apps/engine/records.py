@@ -204,6 +204,32 @@ class RecordStore:
         self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX)
 
+    def removed(self) -> bool:
+        """Whether this run's segment is gone from the folder (the folder or the file removed while the run
+        wrote it): what was written to it is then lost."""
+        if self._fd is None:
+            return False
+        try:
+            return os.fstat(self._fd).st_nlink == 0
+        except OSError:
+            return True
+
+    def sync(self) -> None:
+        """Sync this run's segment to the disk now (a full disk may say so only here)."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+            self._synced = time.monotonic()
+
+    def abandon(self) -> None:
+        """Stop writing: close this run's segment without a last sync (the store failed); the records read and
+        appended stay in memory."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
     def close(self) -> None:
         if self._fd is not None:
             try:

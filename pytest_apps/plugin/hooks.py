@@ -285,6 +285,7 @@ class AppsPlugin:
             params = config.invocation_params
             self.ledger = Ledger(self.controller, config.rootpath, params.dir, [str(a) for a in config.args])
         self.selected: int | None = None  # the cases the command line selects (known once collected)
+        self.selected_ids: list[str] | None = None  # their node ids
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.signal: str | None = None  # the signal that interrupted the run
         self.run: dict[str, Any] | None = None
@@ -333,6 +334,7 @@ class AppsPlugin:
         if self.ledger is None:
             return
         self.selected = len(items)
+        self.selected_ids = [item.nodeid for item in items]
         held = self.ledger.held()
         if held:
             self.held = [item for item in items if item.nodeid in held]
@@ -475,8 +477,11 @@ class AppsPlugin:
         the records of cases this run did not run taken from the store."""
         if self.controller is None or self.ledger is None:
             return
-        if self.selected is None and self.scheduler is not None and self.scheduler.collection is not None:
-            self.selected = len(self.scheduler.collection)
+        if self.scheduler is not None and self.scheduler.collection is not None:
+            self.selected_ids = list(self.scheduler.collection)
+            if self.selected is None:
+                self.selected = len(self.selected_ids)
+        self.ledger.check_store()
         executed = len(self.ledger.executed)
         reused = sum(1 for nodeid in self.ledger.reused if nodeid in self.records)
         self.ledger.carry(self.records)
@@ -486,12 +491,14 @@ class AppsPlugin:
                                           else str(session.shouldstop))
         elif session.shouldfail:
             interrupted = str(session.shouldfail)
+        crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
         self.run = run_section(
             cases=len(self.ledger.cases), selected=self.selected, executed=executed, reused=reused,
             carried=self.ledger.carried, without_result=self.ledger.without_result(self.records),
             interrupted=interrupted, workers_lost=len(self.controller.workers_down), rerun=self.ledger.executed,
             store=self.ledger.folder, resume=self.ledger.resume, dropped=self.ledger.dropped_text(),
-            started_in=self.state.started_in,
+            started_in=self.state.started_in, not_selected=self.ledger.not_selected(self.records, self.selected_ids),
+            crashed=crashed, store_failed=self.ledger.failed, not_kept=self.ledger.not_kept,
         )
         if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
             # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)

@@ -128,6 +128,8 @@ class Ledger:
         self.reused: dict[str, CaseRecord] = {}  # node id -> its record, reported without running
         self.executed: list[str] = []  # node ids whose record this run produced
         self.carried = 0  # records taken from the store for cases this run did not run
+        self.failed = ""  # why the store stopped keeping this run's records ("" while it keeps them)
+        self.not_kept = 0  # records of this run the store did not keep (once it failed)
         if self.store is not None and self.resume:
             for nodeid, key in self.keys.items():
                 record = self.store.get(key)
@@ -148,8 +150,36 @@ class Ledger:
             return
         self.executed.append(record.nodeid)
         key = self.keys.get(record.nodeid)
-        if self.store is not None and key is not None and record.kind != HARNESS_ERROR:
+        if self.store is None or key is None or record.kind == HARNESS_ERROR:
+            return
+        if self.failed:
+            self.not_kept += 1
+            return
+        try:
             self.store.append(key, record)
+        except OSError as exc:  # a cache that fails costs the run nothing: the verdict is kept in memory
+            self.store.records[key] = record
+            self.drop_store(os_error_text(exc), 1)  # (those written before it stay in its segment)
+
+    def drop_store(self, why: str, lost: int) -> None:
+        """The store failed (`why`): it keeps nothing more of this run, `lost` of whose records it does not hold."""
+        assert self.store is not None
+        self.failed = why
+        self.not_kept += lost
+        self.store.abandon()
+
+    def check_store(self) -> None:
+        """At the end of the run, before the reports: whether what the store was given is on the disk (its
+        folder may have been removed, a full disk may refuse the last sync)."""
+        if self.store is None or self.failed:
+            return
+        if self.store.removed():
+            self.drop_store("its folder or this run's segment was removed during the run", self.store.written)
+            return
+        try:
+            self.store.sync()
+        except OSError as exc:
+            self.drop_store(os_error_text(exc), self.store.written)
 
     def carry(self, have: Any) -> int:
         """Records from the store for the plan's cases that have none in `have` (this run's records: the cases
@@ -174,6 +204,17 @@ class Ledger:
         return sum(1 for nodeid, case in self.cases.items()
                    if nodeid not in have and (case.problem.id, case.candidate.sample) not in failed)
 
+    def not_selected(self, have: Any, selected: Iterable[str] | None) -> int | None:
+        """Of the cases without a record in `have`, those the command line did not select (None when which were
+        selected is not known)."""
+        if selected is None:
+            return None
+        chosen = set(selected)
+        failed = {(r.problem, r.sample) for r in have if r.kind != PASS} if self.fail_fast else set()
+        return sum(1 for nodeid, case in self.cases.items()
+                   if nodeid not in have and nodeid not in chosen
+                   and (case.problem.id, case.candidate.sample) not in failed)
+
     def dropped_text(self) -> str:
         if self.store is None or not self.store.dropped:
             return ""
@@ -184,12 +225,23 @@ class Ledger:
     def close(self, compact: bool) -> None:
         if self.store is None:
             return
-        self.store.close()
+        if self.failed:
+            return  # (abandoned when it failed)
+        try:
+            self.store.close()
+        except OSError:
+            return  # the records are in the reports; the store is a cache
         if compact:
             try:
                 self.store.compact()
             except OSError:
                 pass  # compaction is an economy, never a condition of the run
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError in a few words: its message, and the file when it names one."""
+    text = exc.strerror or type(exc).__name__
+    return f"{text}: {exc.filename}" if exc.filename else text
 
 
 def stopped_by_reused_failures(cases: dict[str, PlannedCase], reused: dict[str, CaseRecord],

@@ -157,24 +157,40 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
 
 def run_section(*, cases: int, selected: int | None, executed: int, reused: int, carried: int, without_result: int,
                 interrupted: str | None, workers_lost: int, rerun: list[str], store: Path | None, resume: bool,
-                dropped: str, started_in: Path) -> dict[str, Any]:
-    """The report's `run` section: whether the run is complete, and where its records came from. Incomplete: it
-    was interrupted (a signal, -x), lost a worker, or some case of the plan has no result."""
+                dropped: str, started_in: Path, not_selected: int | None = None, crashed: str | None = None,
+                store_failed: str = "", not_kept: int = 0) -> dict[str, Any]:
+    """The report's `run` section: whether the run is complete, why not, and where its records came from.
+
+    Each reason is derived from the state of the run's cases and of its processes, never chosen by elimination:
+    `reasons` lists them (a `kind`, the cases it concerns where it concerns some, and its `text`); the run is
+    complete when there is none. `without_result` is the cases of the plan without a record; `not_selected`
+    those of them the command line did not select (by default as many as it left out), the others never ran."""
     selected_n = cases if selected is None else selected
-    never_ran = max(0, selected_n - executed - reused) if selected is not None else max(0, cases - executed - reused)
-    why = []
+    if not_selected is None:
+        not_selected = min(without_result, cases - selected_n)
+    never_ran = without_result - not_selected
+    stopped = bool(interrupted or workers_lost or crashed)
+    # selected cases that did not run here though their results are in the report (earlier records)
+    stale = max(0, selected_n - executed - reused) if stopped and not never_ran else 0
+    reasons: list[dict[str, Any]] = []
     if interrupted:
-        why.append(f"interrupted ({interrupted})")
+        reasons.append({"kind": "interrupted", "text": f"interrupted ({interrupted})"})
+    if crashed:
+        reasons.append({"kind": "internal_error", "text": f"internal error ({crashed})"})
     if workers_lost:
-        why.append(f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost")
-    if without_result:
-        cause = ("never ran" if interrupted or workers_lost or selected is None
-                 else "were not selected (node ids, -k, -m, --lf, --deselect) and have no earlier record")
-        why.append(f"{without_result} of {cases} cases {cause}")
-    elif never_ran and (interrupted or workers_lost):
-        why.append(f"{never_ran} of {cases} cases never ran; their results are earlier records")
+        reasons.append({"kind": "workers_lost", "workers": workers_lost,
+                        "text": f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost"})
+    if never_ran:
+        reasons.append({"kind": "never_ran", "cases": never_ran, "text": f"{never_ran} of {cases} cases never ran"})
+    if not_selected:
+        reasons.append({"kind": "not_selected", "cases": not_selected,
+                        "text": f"{not_selected} of {cases} cases were not selected (node ids, -k, -m, --lf, "
+                                "--deselect) and have no earlier record"})
+    if stale:
+        reasons.append({"kind": "earlier_records", "cases": stale,
+                        "text": f"{stale} of {cases} cases never ran; their results are earlier records"})
     section: dict[str, Any] = {
-        "complete": not why,
+        "complete": not reasons,
         "cases": cases,
         "selected": selected,
         "executed": executed,
@@ -183,8 +199,9 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
         "without_result": without_result,
         "interrupted": interrupted,
     }
-    if why:
-        section["incomplete"] = "; ".join(why)
+    if reasons:
+        section["incomplete"] = "; ".join(r["text"] for r in reasons)
+        section["reasons"] = reasons
     partial = selected is not None and selected < cases
     if partial:  # a rerun merged into the earlier records: which cases ran again
         section["rerun_count"] = len(rerun)
@@ -192,6 +209,9 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     section["records"] = {"store": None if store is None else _shown(store, started_in), "resume": resume}
     if dropped:
         section["records"]["dropped"] = dropped
+    if store_failed:  # the run went on without its store: its verdicts are all here, not all of them kept
+        section["records"]["failed"] = store_failed
+        section["records"]["not_kept"] = not_kept
     return section
 
 
@@ -215,6 +235,10 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
                 else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
     if run["records"].get("dropped"):
         lines.append("records: " + run["records"]["dropped"])
+    if run["records"].get("failed"):
+        n = run["records"]["not_kept"]
+        lines.append(f"records: WARNING: the record store {store} failed ({run['records']['failed']}): {n} "
+                     f"record{'s' if n != 1 else ''} of this run were not kept (every verdict is in the reports)")
     if "rerun_count" in run:
         lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
                      f"{run['rerun_count']} rerun cases into the records of the others")

@@ -1,0 +1,121 @@
+"""Faults around what a run writes: a record store that fails mid-run (full, read-only, removed), output paths
+that cannot be written, a report the disk refuses at the end, an empty selection, and what each leaves behind.
+
+Each is caused for real: a small tmpfs mounted for the test (a full disk, a read-only file system), a folder
+removed under a running pytest, real xdist workers. Mounting needs root; without it those tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import SOLUTIONS, read_report, run
+from test_record_store import environment, pytest_command, slow_project, stored
+
+SAMPLE = ("--apps-dataset=sample", "-n", "2", "-p", "no:cacheprovider")
+
+
+def mount_tmpfs(where: Path, *options: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs (a real full or read-only file system) needs root")
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(("size=64k", *options)), "tmpfs", str(where)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+
+
+@pytest.fixture
+def mounts():
+    """Mount small tmpfs file systems; each is unmounted after the test."""
+    made: list[Path] = []
+
+    def mount(where: Path, *options: str) -> Path:
+        mount_tmpfs(where, *options)
+        made.append(where)
+        return where
+
+    yield mount
+    for where in reversed(made):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    folder = pytester.path / "solutions"
+    folder.mkdir()
+    for path in sorted(SOLUTIONS.glob("*.py")):
+        (folder / path.name).write_text(path.read_text())
+    return pytester
+
+
+def fill(folder: Path, leave: int) -> None:
+    """Fill the file system of `folder` but for about `leave` bytes."""
+    with open(folder / "filler", "wb", buffering=0) as fh:
+        try:
+            while True:
+                fh.write(b"x" * 4096)
+        except OSError:
+            pass
+    with open(folder / "filler", "r+b") as fh:
+        fh.truncate(max(0, os.path.getsize(folder / "filler") - leave))
+
+
+def store_warning(result: pytest.RunResult) -> str:
+    lines = [line for line in result.stdout.lines if "WARNING: the record store" in line]
+    assert len(lines) == 1, result.stdout.str()[-3000:]
+    return lines[0]
+
+
+# ------------------------------------------------------------------------------------ a store that fails mid-run
+
+
+def test_a_full_disk_under_the_store_costs_the_run_nothing(project: pytest.Pytester, mounts) -> None:
+    small = mounts(project.path / "small")
+    fill(small, 4096)  # room for a few records, then ENOSPC
+    result = run(project, *SAMPLE, "--apps-records=small/rec")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.assert_outcomes(passed=27)
+    line = store_warning(result)
+    assert "No space left on device" in line
+    report = read_report(project)
+    records = report["run"]["records"]
+    assert "No space left on device" in records["failed"]
+    assert 1 <= records["not_kept"] <= 27 and f"{records['not_kept']} record" in line
+    assert report["run"]["complete"] and report["run"]["executed"] == 27
+    assert report["summary"]["strict_accuracy"] == 1.0
+
+
+def test_a_read_only_store_is_read_and_keeps_nothing(project: pytest.Pytester, mounts) -> None:
+    ro = mounts(project.path / "ro", "ro")
+    result = run(project, *SAMPLE, "--apps-records=ro")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.assert_outcomes(passed=27)
+    assert "Read-only file system" in store_warning(result)
+    records = read_report(project)["run"]["records"]
+    assert records["not_kept"] == 27 and "Read-only" in records["failed"]
+
+
+def test_a_store_folder_removed_mid_run_is_said(tmp_path: Path) -> None:
+    folder = slow_project(tmp_path)
+    proc = subprocess.Popen(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while stored(folder) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run ended before the store was removed"
+    shutil.rmtree(folder / ".apps-records")
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-3000:]
+    [line] = [line for line in out.splitlines() if "WARNING: the record store" in line]
+    assert "removed during the run" in line
+    report = json.loads((folder / "reports" / "apps-report.json").read_text())
+    assert report["run"]["records"]["not_kept"] >= 3
+    assert report["run"]["executed"] == 27
