@@ -119,3 +119,61 @@ def test_a_store_folder_removed_mid_run_is_said(tmp_path: Path) -> None:
     report = json.loads((folder / "reports" / "apps-report.json").read_text())
     assert report["run"]["records"]["not_kept"] >= 3
     assert report["run"]["executed"] == 27
+
+
+# ------------------------------------------------------------------------------ output paths, before and after
+
+
+@pytest.mark.parametrize("option, named", [
+    ("--apps-report=afile/r.json", "--apps-report"),
+    ("--apps-html=/proc/nowhere/r.html", "--apps-html"),
+    ("--apps-markdown=/proc/nowhere/r.md", "--apps-markdown"),
+    ("--apps-predictions=solutions", "--apps-predictions"),
+    ("--junitxml=/proc/nowhere/j.xml", "--junitxml"),
+    ("--apps-records=afile", "--apps-records"),
+    ("--apps-records=/proc/nowhere", "--apps-records"),
+])
+def test_an_output_path_that_cannot_be_written_stops_the_run_before_any_case(
+        project: pytest.Pytester, option: str, named: str) -> None:
+    (project.path / "afile").write_text("a file, not a folder\n")
+    result = run(project, "--apps-dataset=sample", "-p", "no:cacheprovider", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert line.startswith(f"ERROR: {named}:")
+    assert "Traceback" not in result.stderr.str() and "passed" not in result.stdout.str()
+    assert not (project.path / "reports").exists()  # nothing made
+
+
+def test_a_report_the_disk_refuses_at_the_end_is_said_and_leaves_no_temporary_file(
+        project: pytest.Pytester, mounts) -> None:
+    small = mounts(project.path / "small")
+    fill(small, 0)
+    result = run(project, *SAMPLE, "--apps-report=small/r.json", "--apps-markdown=small/r.md")
+    assert result.ret == 6, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*APPS summary*", "*strict accuracy*",
+                                 "ERROR: the JSON report small/r.json could not be written (No space left on device)"
+                                 ": exit status 6"])
+    assert [p.name for p in small.iterdir()] == ["filler"]  # no report, no temporary file
+
+
+# ------------------------------------------------------------------------------------------- selecting nothing
+
+
+@pytest.mark.parametrize("selection, named", [
+    (("--apps-only=abc",), "--apps-only=abc"),
+    (("--apps-only=4",), "--apps-only=4"),
+    (("--apps-limit=0",), "--apps-limit=0"),
+    (("--apps-difficulty=competition", "--apps-offset=9"), "--apps-difficulty=competition --apps-offset=9"),
+])
+def test_a_run_that_selects_no_problem_writes_no_report(project: pytest.Pytester, selection: tuple,
+                                                        named: str) -> None:
+    reports = project.path / "reports"
+    reports.mkdir()
+    (reports / "apps-report.json").write_text('{"a complete report": true}\n')
+    result = run(project, "--apps-dataset=sample", "-p", "no:cacheprovider", *selection)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert f"no problem selected: {named} selects none" in line
+    assert "holds 6 problems (ids 900001-900006; tiers competition, interview, introductory)" in line
+    assert "not found" not in result.stderr.str() + result.stdout.str()
+    assert (reports / "apps-report.json").read_text() == '{"a complete report": true}\n'

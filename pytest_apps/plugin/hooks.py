@@ -36,6 +36,7 @@ from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
 from .ledger import Ledger, report_recorded, report_skipped
 from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
+from .outputs import check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
@@ -43,6 +44,7 @@ from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY, controller_state, remote_work
 from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
 from .termstats import forget_on_worker, forget_quiet_phase
 from .writers import (
+    REPORT_NOT_WRITTEN,
     added_header_lines,
     build_summary,
     is_complete_report,
@@ -118,6 +120,9 @@ def configure_controller(config: pytest.Config) -> ControllerState:
     """The controller (or the only process): the settings from its command line, the baseline read before the
     plan is built (a missing file costs no benchmark time) and checked against it."""
     settings = settings_of(config)
+    unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None))
+    if unwritable:  # before any work: not a traceback after every case has run
+        raise pytest.UsageError(unwritable)
     baseline = read_baseline(settings)
     plan = controller_plan(config, settings)
     check_baseline(baseline, settings, plan)
@@ -289,6 +294,7 @@ class AppsPlugin:
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.signal: str | None = None  # the signal that interrupted the run
         self.run: dict[str, Any] | None = None
+        self.unwritten: list[str] = []  # a line for each report that could not be written
         self._handlers: dict[int, Any] = {}
         if not self.is_worker and threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -522,8 +528,8 @@ class AppsPlugin:
         if self.controller.workers_down:
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
             self.controller.never_ran(gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"]))
-        comparison, document = write_reports(self.controller, self.summary, self.config.stash.get(BASELINE_KEY, None),
-                                             self.run)
+        comparison, document, self.unwritten = write_reports(self.controller, self.summary,
+                                                             self.config.stash.get(BASELINE_KEY, None), self.run)
         self.comparison = None if comparison is None else comparison.to_dict()
         self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
         incomplete = None if self.run is None or self.run["complete"] else self.run["incomplete"]
@@ -538,6 +544,8 @@ class AppsPlugin:
                                                                       pytest.ExitCode.NO_TESTS_COLLECTED):
             # a run that lost cases with a worker is not a pass (nor "no tests": xdist stopped before any ran)
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.unwritten and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            session.exitstatus = REPORT_NOT_WRITTEN  # not "tests failed": the run's output is missing
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
@@ -546,6 +554,8 @@ class AppsPlugin:
         assert self.controller is not None
         for line in terminal_lines(self.controller, self.summary, self.run):
             terminalreporter.write_line(line)
+        for line in self.unwritten:
+            terminalreporter.write_line(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", bold=True, red=True)
         if self.comparison is not None:
             for line in baseline_lines(self.comparison):
                 terminalreporter.write_line(line)

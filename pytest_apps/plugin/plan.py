@@ -109,6 +109,12 @@ def build_plan(
     absent = absent_tiers_line(settings.difficulty, parsed, settings.dataset)
     if absent:
         raise DatasetError(absent)
+    if not parsed.problems and not parsed.skipped:  # nothing to run: a usage error, never a report of nothing
+        held = parsed if selection == Selection() else index.load(
+            settings.dataset_ref(), settings.split, settings.revision, Selection(), 1,
+            sink=lambda problem, cases: None).parsed
+        raise DatasetError(empty_selection_text(settings, loaded.source_dict(), held.problems, len(held.skipped),
+                                             parsed.missing))
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
@@ -134,6 +140,43 @@ def build_plan(
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
+
+
+SELECTION_OPTIONS = (("difficulty", "--apps-difficulty"), ("tag", "--apps-tag"), ("only", "--apps-only"),
+                     ("offset", "--apps-offset"), ("limit", "--apps-limit"))
+
+
+def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0) -> str:
+    """What a dataset holds, in a few words: its problems' id range and tiers."""
+    where = f"{source.get('dataset')}" + (f" split {source['split']}" if source.get("split") else "")
+    if not problems:
+        broken = f" ({skipped} rows, none usable)" if skipped else ""
+        return f"the dataset {where} holds no problem{broken}"
+    ids = [p.id for p in problems]
+    numeric = all(i.isdigit() for i in ids)
+    span = f"{min(ids, key=int)}-{max(ids, key=int)}" if numeric else f"{ids[0]}-{ids[-1]}"
+    tiers = sorted({p.difficulty for p in problems if p.difficulty})
+    return (f"the dataset {where} holds {len(problems)} problem{'s' if len(problems) != 1 else ''} "
+            f"(ids {span}; tiers {', '.join(tiers) or 'none'})")
+
+
+def empty_selection_text(settings: Settings, source: dict[str, Any], held: list[Problem], skipped: int = 0,
+                         missing: list[str] | None = None) -> str:
+    """One line for a run that selects no problem: the selection options that emptied it, and what the data
+    holds (a plain function, for any selection error to reuse)."""
+    given = []
+    for name, option in SELECTION_OPTIONS:
+        value = getattr(settings, name)
+        if value in ((), None) or (name == "offset" and not value):
+            continue
+        shown = ",".join(value) if isinstance(value, tuple) else str(value)
+        given.append(f"{option}={shown}")
+    data = data_text(source, held, skipped)
+    if not given:
+        return f"apps: no problem to run: {data}; give a dataset with problems (--apps-dataset)"
+    unknown = f" (no problem {', '.join(missing)})" if missing else ""
+    return (f"apps: no problem selected: {' '.join(given)} selects none{unknown}; {data}; change "
+            f"{'it' if len(given) == 1 else 'them'} (no report was written)")
 
 
 def provided_checkers(checker: Callable[[Problem], Any], problems: list[Problem]) -> dict[str, str]:

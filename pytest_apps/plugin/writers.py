@@ -311,34 +311,61 @@ def with_baseline(document: dict[str, Any], comparison: Comparison) -> dict[str,
     return out | {k: v for k, v in document.items() if k not in out}
 
 
+REPORT_NOT_WRITTEN = 6  # the exit status of a run one of whose reports could not be written
+
+
 def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, Any] | None = None,
-                  run: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any]]:
+                  run: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any], list[str]]:
     """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
-    comparison (in each report). Returns the comparison and the JSON report's document. Only the controller
-    calls this."""
+    comparison (in each report). Returns the comparison, the JSON report's document, and a line for each
+    report that could not be written (a full disk: the others are still written, none leaves a temporary
+    file). Only the controller calls this.
+
+    Where: a complete run writes at each path and removes the `.incomplete` reports an earlier run left beside
+    it; an incomplete run writes beside (`<name>.incomplete<suffix>`) each path that holds a complete run's
+    report (`run["kept"]`: the JSON report's is; the others' are when a file is there), else at the path."""
     document = report_document(state, summary, run)
     s = state.settings
-    place = beside if run is not None and run.get("kept") else (lambda path: path)
+    kept = run is not None and bool(run.get("kept"))
+    complete = run is None or bool(run.get("complete"))
+
+    def place(path: Path, json_report: bool = False) -> Path:
+        return beside(path) if kept and (json_report or path.exists()) else path
+
     comparison = None
     if baseline is not None:
         comparison = compare(baseline, document, allow_mismatch=s.baseline_any, baseline_report=str(s.baseline),
                              report=s.report, anyway=CLI_ANYWAY)
         document = with_baseline(document, comparison)
-    write_json(state, summary, document, place(s.report_path))
+    failed: list[str] = []
+
+    def attempt(what: str, path: Path, write: Any) -> None:
+        try:
+            write(path)
+        except OSError as exc:
+            failed.append(f"the {what} {_shown(path, state.started_in)} could not be written "
+                          f"({exc.strerror or exc})")
+            return
+        if complete:
+            beside(path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
+
+    attempt("JSON report", place(s.report_path, json_report=True),
+            lambda path: write_json(state, summary, document, path))
     if s.html:
         from ..report.html import write_html
 
-        write_html(document, place(s.path(s.html)))
+        attempt("HTML report", place(s.path(s.html)), lambda path: write_html(document, path))
     if s.predictions:
         from ..report.predictions import prediction_records, write_predictions
 
         records = prediction_records(document, state.plan.problems, state.plan.candidates)
-        write_predictions(records, place(s.path(s.predictions)))
+        attempt("predictions", place(s.path(s.predictions)), lambda path: write_predictions(records, path))
     if s.markdown:
         from ..report.markdown import markdown_text, write_markdown
 
-        write_markdown(markdown_text(document), place(s.path(s.markdown)))
-    return comparison, document
+        attempt("Markdown report", place(s.path(s.markdown)),
+                lambda path: write_markdown(markdown_text(document), path))
+    return comparison, document, failed
 
 
 def beside(path: Path) -> Path:
@@ -368,8 +395,11 @@ def write_json(state: ControllerState, summary: Summary, document: dict[str, Any
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
-    with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
-        jsontext.write_laid_out(document, fh)
-        fh.write("\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
+            jsontext.write_laid_out(document, fh)
+            fh.write("\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # (a full disk: no half-written file left behind)
     return path

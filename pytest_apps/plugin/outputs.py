@@ -1,0 +1,65 @@
+"""Every path a run writes, checked before its first case runs: a path that cannot be written is a one-line
+usage error naming its option, not a traceback after every test has run.
+
+A file is created and removed where each path (or its first missing folder) would be made, and nothing
+else is left behind. A read-only record store passes: it is read
+(`--apps-resume`), and a store that refuses a record is dropped with a warning (ledger.py). No pytest here.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from ..core.settings import Settings
+
+
+def output_paths(settings: Settings, junitxml: str | None = None) -> list[tuple[str, Path, bool]]:
+    """(option, path, is a folder) for each path this run writes."""
+    s = settings
+    out: list[tuple[str, Path, bool]] = [("--apps-report", s.report_path, False)]
+    for option, value in (("--apps-html", s.html), ("--apps-markdown", s.markdown),
+                          ("--apps-predictions", s.predictions)):
+        if value:
+            out.append((option, s.path(value), False))
+    if junitxml:
+        out.append(("--junitxml", Path(os.path.abspath(os.path.expanduser(junitxml))), False))
+    out.append(("--apps-report (its folder's cases/, where failing cases' inputs go)",
+                s.report_path.parent / "cases", True))
+    if s.records_path is not None:
+        out.append(("--apps-records", s.records_path, True))
+    return out
+
+
+def unwritable(option: str, path: Path, folder: bool) -> str:
+    """Why `path` cannot be written, in one line naming `option` ("" when it can). Nothing is left behind: a
+    folder that does not exist yet is probed where it would be made."""
+    if folder and path.exists() and not path.is_dir():
+        return f"{option}: {path} is not a folder; give a folder (it is made when missing)"
+    if not folder and path.is_dir():
+        return f"{option}: {path} is a folder; give a file path"
+    if folder and path.is_dir():
+        return ""  # (a read-only record store is read; see the module's docstring)
+    above = path.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        return f"{option}: cannot write {path}: {above} is not a folder; give a path this run can write"
+    try:  # a file made and removed where the path (or its first missing folder) would be made
+        fd, probe = tempfile.mkstemp(prefix=".apps-probe-", dir=above)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        return (f"{option}: cannot write {path} ({exc.strerror} in {above}); give a path this run can write "
+                "(no case has run)")
+    return ""
+
+
+def check_outputs(settings: Settings, junitxml: str | None = None) -> str:
+    """The first output path that cannot be written, as a one-line error ("" when all can)."""
+    for option, path, folder in output_paths(settings, junitxml):
+        why = unwritable(option, path, folder)
+        if why:
+            return why
+    return ""
