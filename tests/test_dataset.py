@@ -202,3 +202,18 @@ def test_a_tier_no_row_has_is_named_with_the_tiers_the_rows_have():
     assert line(apps, "interview") is None and line(apps, "interview", only=["99"]) is None
     assert line(taco, "hard", "interview") is None
     assert absent_tiers_line((), select(apps, Selection(), 20), "rows.jsonl") is None
+
+
+@pytest.mark.parametrize("side", ["inputs", "outputs"])
+def test_a_null_test_in_a_standard_input_row_skips_the_row_with_the_reason(side):
+    io = {"inputs": ["1\n", "2\n"], "outputs": ["2\n", "4\n"]}
+    io[side][1] = None
+    parsed = parse_row(make_row(5, input_output=json.dumps(io)), 3, max_tests=20)
+    assert isinstance(parsed, SkippedRow)
+    assert parsed.reason == f"input_output: test 1's {side[:-1]} is null in a standard-input problem"
+
+
+def test_a_null_value_of_a_call_based_row_stays_a_json_value():
+    io = {"inputs": [[None], [1]], "outputs": [None, 2], "fn_name": "f"}
+    problem, cases = parse_row(make_row(5, input_output=json.dumps(io)), 3, max_tests=20)
+    assert problem.fmt == CALL and cases.inputs == [[None], [1]] and cases.outputs == [None, 2]

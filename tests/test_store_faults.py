@@ -177,3 +177,36 @@ def test_a_run_that_selects_no_problem_writes_no_report(project: pytest.Pytester
     assert "holds 6 problems (ids 900001-900006; tiers competition, interview, introductory)" in line
     assert "not found" not in result.stderr.str() + result.stdout.str()
     assert (reports / "apps-report.json").read_text() == '{"a complete report": true}\n'
+
+
+# ------------------------------------------------------------------------------------------------------- data
+
+
+def apps_row(pid: int, inputs: list, outputs: list) -> str:
+    return json.dumps({"problem_id": pid, "question": "double it", "solutions": "[]", "difficulty": "interview",
+                       "url": "", "starter_code": "",
+                       "input_output": json.dumps({"inputs": inputs, "outputs": outputs})})
+
+
+def test_a_row_with_a_null_test_is_skipped_and_counted_not_charged_to_the_program(pytester: pytest.Pytester) -> None:
+    (pytester.path / "rows.jsonl").write_text(apps_row(1, ["2\n"], ["4\n"]) + "\n"
+                                              + apps_row(2, ["2\n", None], ["4\n", "6\n"]) + "\n")
+    (pytester.path / "solutions").mkdir()
+    for pid in (1, 2):
+        (pytester.path / "solutions" / f"{pid}.py").write_text("print(2 * int(input()))\n")
+    result = run(pytester, "--apps-dataset=rows.jsonl", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*test 1's input is null in a standard-input problem*"])
+    report = read_report(pytester)
+    assert [row["problem_id"] for row in report["skipped_rows"]] == ["2"]
+    assert [p["id"] for p in report["problems"]] == ["1"]
+
+
+def test_an_empty_dataset_file_is_a_one_line_error(pytester: pytest.Pytester) -> None:
+    (pytester.path / "rows.jsonl").write_text("")
+    (pytester.path / "solutions").mkdir()
+    result = run(pytester, "--apps-dataset=rows.jsonl", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert "no problem to run: the dataset" in line and "holds no problem" in line
+    assert not (pytester.path / "reports").exists()

@@ -191,6 +191,12 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
     if not isinstance(outputs, list) or not outputs:
         return SkippedRow(index, pid, "input_output has no outputs")
     fn_name = io.get("fn_name") or None
+    if not fn_name:  # a standard-input test is text: null is no test (call-based values stay JSON values)
+        for side, values in (("input", inputs), ("output", outputs)):
+            at = next((i for i, value in enumerate(values) if value is None), None)
+            if at is not None:
+                return SkippedRow(index, pid, f"input_output: test {at}'s {side} is null in a standard-input "
+                                              "problem")
     extra: dict[str, Any] = {}
     if taco.is_taco_row(row):
         limits = taco.parse_limits(row)
