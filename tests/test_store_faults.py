@@ -210,3 +210,58 @@ def test_an_empty_dataset_file_is_a_one_line_error(pytester: pytest.Pytester) ->
     [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert "no problem to run: the dataset" in line and "holds no problem" in line
     assert not (pytester.path / "reports").exists()
+
+
+# ------------------------------------------------------------------------ where an incomplete run's reports go
+
+
+def test_incomplete_reports_go_beside_complete_ones_only_and_a_complete_run_removes_them(
+        project: pytest.Pytester) -> None:
+    outputs = ("--apps-markdown=r.md", "--apps-html=r.html")
+    first = run(project, *SAMPLE, "--apps-markdown=r.md")  # a complete JSON report and Markdown; no HTML yet
+    assert first.ret == 0
+    partial = run(project, *SAMPLE, *outputs, "-k", "900001", "--apps-records=off")  # 22 cases without a record
+    assert partial.ret == 0
+    reports = project.path / "reports"
+    # beside the complete JSON report and Markdown; the HTML at its own path, where nothing was
+    assert (reports / "apps-report.incomplete.json").is_file() and (project.path / "r.incomplete.md").is_file()
+    assert (project.path / "r.html").is_file() and not (project.path / "r.incomplete.html").exists()
+    assert read_report(project)["run"]["complete"]
+    assert not (project.path / "r.md").read_text().startswith(">")
+    again = run(project, *SAMPLE, *outputs)
+    assert again.ret == 0
+    assert not (reports / "apps-report.incomplete.json").exists() and not (project.path / "r.incomplete.md").exists()
+    assert sorted(p.name for p in reports.iterdir() if p.is_file()) == ["apps-report.json"]
+
+
+# ---------------------------------------------------------------------------------- what the run section says
+
+
+def section(**kw) -> dict:
+    from pytest_apps.plugin.writers import run_section
+
+    args = dict(cases=171, selected=171, executed=120, reused=0, carried=0, without_result=51, interrupted=None,
+                workers_lost=0, rerun=[], store=Path("/p/.apps-records"), resume=False, dropped="",
+                started_in=Path("/p"))
+    return run_section(**{**args, **kw})
+
+
+def test_the_run_section_derives_each_reason_from_the_cases_never_by_elimination() -> None:
+    # every case selected, 51 without a record: they never ran (not "were not selected")
+    crashed = section(not_selected=0, crashed="INTERNALERROR")
+    assert crashed["incomplete"] == "internal error (INTERNALERROR); 51 of 171 cases never ran"
+    assert [r["kind"] for r in crashed["reasons"]] == ["internal_error", "never_ran"]
+    assert crashed["reasons"][1]["cases"] == 51
+    # selected, carried from earlier records after a crash: never complete
+    carried = section(executed=1, carried=170, without_result=0, not_selected=0, crashed="INTERNALERROR")
+    assert not carried["complete"]
+    assert carried["reasons"][-1] == {"kind": "earlier_records", "cases": 170,
+                                      "text": "170 of 171 cases never ran; their results are earlier records"}
+    both = section(selected=100, executed=60, without_result=51, not_selected=11, interrupted="SIGINT")
+    assert [(r["kind"], r.get("cases")) for r in both["reasons"]] == [("interrupted", None), ("never_ran", 40),
+                                                                       ("not_selected", 11)]
+    # a failed store is said, and costs no verdict
+    kept = section(executed=171, without_result=0, not_selected=0, store_failed="No space left on device",
+                   not_kept=51)
+    assert kept["complete"] and "reasons" not in kept
+    assert kept["records"]["failed"] == "No space left on device" and kept["records"]["not_kept"] == 51
