@@ -265,3 +265,22 @@ def test_the_run_section_derives_each_reason_from_the_cases_never_by_elimination
                    not_kept=51)
     assert kept["complete"] and "reasons" not in kept
     assert kept["records"]["failed"] == "No space left on device" and kept["records"]["not_kept"] == 51
+
+
+def test_a_second_run_writing_the_same_report_at_once_warns(tmp_path: Path) -> None:
+    folder = slow_project(tmp_path)
+    first = subprocess.Popen(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    lock = folder / "reports" / ".apps-report.json.lock"
+    deadline = time.monotonic() + 300
+    while not (lock.is_file() and lock.read_text()) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert first.poll() is None, "the first run ended before the second started"
+    second = subprocess.run(pytest_command("-k", "900001", "--apps-records=off"), cwd=folder, env=environment(),
+                            capture_output=True, text=True, timeout=600, check=False)
+    out, _ = first.communicate(timeout=600)
+    warned = [line for line in second.stdout.splitlines() if "another run" in line]
+    assert len(warned) == 1, second.stdout[-3000:]  # after the summary (-q leaves the header out)
+    assert f"(pid {first.pid})" in warned[0] and "reports/apps-report.json at the same time" in warned[0]
+    assert "another run" not in out and first.returncode == 0
+    assert not lock.exists()

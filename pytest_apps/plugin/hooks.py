@@ -36,7 +36,7 @@ from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
 from .ledger import Ledger, report_recorded, report_skipped
 from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
-from .outputs import check_outputs
+from .outputs import ReportLock, check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
 from .progress import progress_printer
 from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
@@ -289,6 +289,9 @@ class AppsPlugin:
         if self.controller is not None:
             params = config.invocation_params
             self.ledger = Ledger(self.controller, config.rootpath, params.dir, [str(a) for a in config.args])
+        # a second run writing the same report at once is said (at the start and at the end)
+        self.lock = ReportLock(self.state.settings.report_path) if self.controller is not None else None
+        self.sharing = self.lock.acquire() if self.lock is not None else ""
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.selected_ids: list[str] | None = None  # their node ids
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
@@ -443,7 +446,7 @@ class AppsPlugin:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         from .writers import header_lines
 
-        lines = header_lines(self.state)
+        lines = header_lines(self.state) + ([self.sharing] if self.sharing else [])
         if not self.is_worker:
             lines += added_header_lines(config.hook.pytest_apps_report_header(settings=self.state.settings))
         return lines
@@ -554,6 +557,8 @@ class AppsPlugin:
         assert self.controller is not None
         for line in terminal_lines(self.controller, self.summary, self.run):
             terminalreporter.write_line(line)
+        if self.sharing:
+            terminalreporter.write_line(self.sharing, bold=True)
         for line in self.unwritten:
             terminalreporter.write_line(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", bold=True, red=True)
         if self.comparison is not None:
@@ -571,6 +576,8 @@ class AppsPlugin:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         for sig, handler in self._handlers.items():
             signal.signal(sig, handler)
+        if self.lock is not None:
+            self.lock.release()
         if self.ledger is not None:
             self.ledger.close(compact=self.run is not None and self.run["complete"])
         self.state.close()

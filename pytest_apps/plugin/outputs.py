@@ -63,3 +63,43 @@ def check_outputs(settings: Settings, junitxml: str | None = None) -> str:
         if why:
             return why
     return ""
+
+
+class ReportLock:
+    """A lock beside the JSON report, held from the start of the run to its end: a second run writing the same
+    report at the same time finds it held and says so (the later report replaces the earlier)."""
+
+    def __init__(self, report: Path) -> None:
+        self.path = report.with_name(f".{report.name}.lock")
+        self._fd: int | None = None
+
+    def acquire(self) -> str:
+        """Take the lock; "" when taken, else a line saying another run holds it (the lock is then not held)."""
+        import fcntl
+
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            return ""  # (the path was checked writable: a lock is a courtesy, never a condition of the run)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
+            finally:
+                os.close(fd)
+            return (f"WARNING: another run (pid {holder}) is writing {self.path.parent / self.path.name[1:-5]} "
+                    "at the same time: the report written last replaces the other")
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+        return ""
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                self.path.unlink(missing_ok=True)
+            finally:
+                os.close(fd)
