@@ -91,8 +91,11 @@ class ReportLock:
                 os.close(fd)
             return (f"WARNING: another run (pid {holder}) is writing {self.path.parent / self.path.name[1:-5]} "
                     "at the same time: the report written last replaces the other")
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())  # who holds it, for the other run's warning
+        except OSError:
+            pass  # (a full disk: held all the same, its holder unnamed)
         self._fd = fd
         return ""
 
