@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
 from ..core.settings import parse_size
 from . import protocol as _proto
+from . import speed as _speed
 from .slots import Slot
 
 __all__ = ["APPS_STYLE_PRELOAD", "Executor", "Limits", "Program", "Slot", "default_memory"]
@@ -194,6 +195,7 @@ class Executor:
         if self._proc is not None and self._proc.poll() is None and not self._dying():
             return self._proc
         self._stop_server()
+        pinned_speed = _speed.parse_pinned(os.environ.get(_speed.ENV))  # the testing seam (speed.py), checked first
         proc = subprocess.Popen(
             # -P -s (of -I): no script folder or user site on sys.path; not -E, so that the fixed hash seed
             # below applies: the children fork from this interpreter, and a program that prints a set of
@@ -210,7 +212,8 @@ class Executor:
         try:
             _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
                                                     "limits": _wire(self.limits), "cpu": self.cpu,
-                                                    "preload": list(self.preload)})
+                                                    "preload": list(self.preload),
+                                                    "speed_factor": pinned_speed})
             hello = self._recv(proc, 30.0)
         except Exception:
             self._stop_server()
@@ -353,6 +356,9 @@ class Executor:
             own_time=float(header.get("own_time", 0.0)),
             cpu_time=float(header.get("cpu_time", 0.0)),
             peak_memory=int(header.get("peak_memory", 0)),
+            speed_factor=float(header.get("speed_factor", 1.0)),
+            speed_low=float(header.get("speed_low") or 0.0),
+            speed_high=float(header.get("speed_high") or 0.0),
         )
 
     def _stats(self) -> dict:

@@ -8,6 +8,8 @@ import os
 import platform
 import resource
 
+from .speed import MOST
+
 PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
@@ -193,8 +195,10 @@ def landlock_restrict(ruleset_fd: int) -> None:
 def apply_limits(lim: dict) -> None:
     """The per-test rlimits, relative to what this process has used so far, within existing hard limits."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
-    # a CPU-time limit just above the point where the server stops a run (see clock.py): a backstop of its own
-    cpu = int(ru.ru_utime + ru.ru_stime) + int(-(-lim["timeout"] * (1 + lim.get("band", 0.0)) // 1)) + 1
+    # a CPU-time limit just above the point where the server stops a run on a machine at its slowest credited speed
+    # (see clock.py, speed.py): a backstop of its own
+    stop = lim["timeout"] * (1 + lim.get("band", 0.0)) * MOST
+    cpu = int(ru.ru_utime + ru.ru_stime) + int(-(-stop // 1)) + 1
     _setlim(resource.RLIMIT_CPU, cpu, cpu + 1)
     if lim["memory"] > 0:
         _setlim(resource.RLIMIT_AS, lim["memory"])

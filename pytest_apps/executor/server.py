@@ -19,7 +19,7 @@ import socket
 import time
 from dataclasses import dataclass
 
-from . import machine, reaper, workdirs
+from . import machine, reaper, speed, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
 from .ending import RUN_BACKSTOP, RunEnd, bus_error, last_words, outcome, stop_reason
@@ -86,6 +86,7 @@ class Server:
         self.ended: list[Spare] = []  # children done with their test, to see gone before the next sweep
         self.trash: list[workdirs.WorkDir] = []  # their work directories
         self.preload: tuple[str, ...] = ()  # modules the zygote loads besides its own list
+        self.speed = speed.Speed()  # the machine's speed now against its quiet speed (speed.py)
 
     def setup_layers(self, processes: int) -> None:
         # in the pids cgroup beside a test's own processes: the zygote, the spares waiting for the next
@@ -311,7 +312,8 @@ class Server:
         err = bytearray()
         rep = bytearray()
         open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
-        stopped, exited = self._wait(sp, clock, t0, lim, open_fds)
+        probe = Probe()
+        stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe)
         self._kill(pid)
         if pidfd is not None and not exited:
             # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
@@ -319,6 +321,9 @@ class Server:
         wall = time.monotonic() - t0
         clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
         own = clock.own(wall)
+        if own >= lim["timeout"] * speed.PROBE_FROM:  # once more, right after it: the speed it ended at
+            probe.take(self.speed)
+        own /= probe.credit
         done = last_words(rep) if stop_reason(stopped, own, lim) is None else None
         leftovers = 0
         if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
@@ -327,13 +332,18 @@ class Server:
             status, cpu, maxrss = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
             leftovers = self._sweep()
             self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
-        return outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep, leftovers,
-                              folder_full=bus_error(status) and workdirs.full(sp.dir)))
+        res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
+                                     leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
+        if probe.low is not None:
+            res.update(speed_factor=probe.credit, speed_low=probe.low, speed_high=probe.high)
+        return res, stdout
 
-    def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict) -> tuple[str | None, bool]:
+    def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict,
+              probe: Probe) -> tuple[str | None, bool]:
         """Read the child's pipes into their buffers (`open_fds`: fd -> buffer, left with those not at EOF) and keep
         its clock until a limit stops it or it has ended: (why it was stopped or None, whether its pidfd said it
-        had exited)."""
+        had exited). Once its own time passes a share of the limit, the machine's speed is probed as it runs
+        (`probe`), and its own time is charged at quiet-machine speed (speed.py)."""
         pid, pidfd = sp.pid, sp.pidfd
         out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
         out, err, rep = open_fds[out_r], open_fds[err_r], open_fds[rep_r]
@@ -341,6 +351,8 @@ class Server:
         # above it, so that one finishing there is known to be a near miss; the wall-clock backstop ends
         # anything the accounting cannot see.
         stop_at = lim["timeout"] * (1 + lim["band"])
+        probe_from = lim["timeout"] * speed.PROBE_FROM
+        next_probe = t0
         backstop = t0 + lim["timeout"] * lim["backstop"]
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
@@ -357,7 +369,11 @@ class Server:
             if now >= next_sample or now >= own_deadline:
                 clock.sample(now)
                 next_sample = now + SAMPLE_INTERVAL
-                if clock.settled(now - t0) >= stop_at:
+                settled = clock.settled(now - t0)
+                if settled >= probe_from and now >= next_probe:
+                    probe.take(self.speed)
+                    next_probe = time.monotonic() + speed.PROBE_EVERY
+                if settled / probe.credit >= stop_at:
                     return RUN_TIMEOUT, exited
                 own_deadline = t0 + clock.delay + stop_at
             if now >= backstop:
@@ -486,7 +502,8 @@ class Server:
                 send_frame(self.wfd, {"compiles": self.compiler.compiles, "runs": self.runs, "pid": self.pid,
                                       "zygote": self.zygote_pid, "layers": self.layers.names})
             elif op == "speed":
-                send_frame(self.wfd, {"speed": machine.speed()})
+                send_frame(self.wfd, {"speed": machine.speed(), "factor": self.speed.factor(),
+                                      "low": self.speed.low, "high": self.speed.high})
             elif op == "exit":
                 return
             else:
@@ -508,9 +525,11 @@ def main() -> None:
     pinned = _pin(hello.get("cpu"))  # before the zygote starts: it and every child inherit the affinity
     server = Server(rfd, wfd, hello.get("limits"))
     server.preload = tuple(str(m) for m in hello.get("preload") or ())
+    server.speed.pinned = hello.get("speed_factor")
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile
+        server.speed.calibrate()
         send_frame(wfd, {"ok": True, "pid": server.pid, "layers": server.layers.names,
                          "layer_errors": server.layers.errors, "base": server.base,
                          "cgroup": server.layers.cgroup_dir, "cpu": pinned})
@@ -518,6 +537,25 @@ def main() -> None:
         server.serve()
     finally:
         server.cleanup()
+
+
+class Probe:
+    """The machine's speed around one test: the factors measured (speed.py), and the credit its own time gets:
+    that of the smallest slowdown seen (never more lenient than what was seen)."""
+
+    __slots__ = ("low", "high", "credit")
+
+    def __init__(self) -> None:
+        self.low = self.high = None
+        self.credit = 1.0
+
+    def take(self, machine_speed: speed.Speed) -> None:
+        factor = machine_speed.factor()
+        if factor is None:
+            return
+        self.low = factor if self.low is None else min(self.low, factor)
+        self.high = factor if self.high is None else max(self.high, factor)
+        self.credit = speed.credit(self.low)
 
 
 def _pin(cpu: int | None) -> int | None:

@@ -1,0 +1,157 @@
+"""The machine's current speed: a calibrated probe, so that the time limit means seconds on this machine when quiet.
+
+A program's own time (clock.py) holds against queueing, not against a slower CPU: a busy sibling hardware thread
+or an oversubscribed host makes each CPU second do less work, and neither run-queue waits nor steal accounting show
+it. So the server measures how much work a CPU second does, with a fixed reference loop:
+
+- `rate()`: loops of the reference per second of this thread's CPU time, the fastest of a few short samples (a
+  sample interrupted or slowed by anything is only ever slower; the fastest is the machine's speed then).
+- `Speed.calibrate()` at the server's start: the quiet rate, the fastest of more samples, and kept on disk per
+  machine and interpreter (the fastest ever seen there), so that a server started on a busy machine still knows
+  how fast the machine is when quiet.
+- Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
+  samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
+  rate seen (the smallest slowdown: never more lenient than what was seen).
+- `credit(factor)`: the factor the program's own time is divided by. 1.0 unless the slowdown is confidently above
+  the probe's noise (`CONFIDENT`), and bounded by `MOST`: a quiet machine is never more lenient than the plain own
+  time, and no measurement can more than halve a program's time.
+
+`PYTEST_APPS_SPEED_FACTOR` (read by the client, handed to the server) sets the measured factor instead of the
+probe: a testing seam, since slow spells cannot be made on demand (docs/isolation.md).
+
+Standard library only: the server imports this as part of its private package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+
+LOOPS = 4000  # the reference loop's length: about a millisecond of CPU on a current machine
+SAMPLES = 3  # samples per probe (the fastest counts)
+CALIBRATION_SAMPLES = 15  # samples when the server starts
+CONFIDENT = 1.15  # a slowdown below this is within the probe's noise: no credit
+MOST = 2.0  # the largest factor ever credited
+PROBE_FROM = 0.5  # a test is probed once its own time passes this share of its limit
+PROBE_EVERY = 0.25  # seconds of wall time between probes of a running test
+ENV = "PYTEST_APPS_SPEED_FACTOR"
+
+
+def reference(n: int = LOOPS) -> int:
+    """A fixed loop of integer arithmetic, a dict and a list: the work whose rate is the machine's speed."""
+    total = 0
+    seen: dict[int, int] = {}
+    for i in range(n):
+        total = (total + i * i) % 1_000_003
+        seen[i & 255] = total
+    return total + len(seen)
+
+
+def rate(samples: int = SAMPLES) -> float:
+    """Reference loops per CPU second of this thread now: the fastest of `samples` short runs."""
+    best = 0.0
+    for _ in range(samples):
+        started = time.thread_time()
+        reference()
+        spent = time.thread_time() - started
+        if spent > 0:
+            best = max(best, LOOPS / spent)
+    return best
+
+
+def credit(factor: float | None) -> float:
+    """What the program's own time is divided by, for a measured slowdown `factor`."""
+    if factor is None or not factor >= CONFIDENT:  # (NaN too)
+        return 1.0
+    return min(factor, MOST)
+
+
+def parse_pinned(raw: str | None) -> float | None:
+    """The seam's factor from the environment's text; None when unset; ValueError naming the variable if bad."""
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= 1.0 or value == float("inf"):
+        raise ValueError(f"{ENV}={raw!r}: expected a speed factor >= 1.0 (1.0 = the machine is as fast as when "
+                         f"quiet), or unset it to measure")
+    return value
+
+
+def cache_path() -> str:
+    """Where the quiet rate of this machine and interpreter is kept."""
+    import hashlib  # (only the server calibrates: the children need none of this)
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            model = next((line for line in f if line.startswith(b"model name")), b"")
+    except OSError:
+        model = b""
+    key = hashlib.sha256(repr((platform.node(), model, sys.executable, sys.version, LOOPS)).encode()).hexdigest()
+    return os.path.join(base, "pytest-apps", f"speed-{key[:16]}.json")
+
+
+def load_quiet(path: str) -> float:
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = float(json.load(f)["rate"])
+        return value if value > 0 else 0.0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
+def save_quiet(path: str, value: float) -> None:
+    """Keep `value` (a full disk or a read-only home only loses the cache)."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"rate": value}, f)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+class Speed:
+    """One server's view of the machine's speed: the quiet rate, and the range of factors seen since it started."""
+
+    __slots__ = ("quiet", "pinned", "low", "high")
+
+    def __init__(self, pinned: float | None = None) -> None:
+        self.quiet = 0.0
+        self.pinned = pinned  # the seam's factor: every measurement reads this
+        self.low = self.high = None  # factors seen (before credit), for the report's range
+
+    def calibrate(self, path: str | None = None) -> None:
+        if self.pinned is not None:
+            return
+        path = path or cache_path()
+        now = rate(CALIBRATION_SAMPLES)
+        kept = load_quiet(path)
+        self.quiet = max(now, kept)
+        if now > kept:
+            save_quiet(path, now)
+
+    def factor(self) -> float | None:
+        """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured."""
+        if self.pinned is not None:
+            value = self.pinned
+        else:
+            now = rate()
+            if self.quiet <= 0 or now <= 0:
+                return None
+            if now > self.quiet:  # faster than ever seen: that is the quiet rate from now on
+                self.quiet = now
+            value = max(1.0, self.quiet / now)
+        self.low = value if self.low is None else min(self.low, value)
+        self.high = value if self.high is None else max(self.high, value)
+        return value
