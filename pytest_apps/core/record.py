@@ -36,6 +36,9 @@ class CaseRecord:
     # reference runs only: "digest" of the output (when it ended normally) and, for a failing test, "other": its
     # verdict kind under the other judge profile (see engine.run.reference_audit and report.audit)
     audit: dict[str, str] = field(default_factory=dict)
+    speed_factor: float = 1.0  # what its own time was divided by: the machine's slowdown measured around it
+    speed_low: float = 0.0  # the machine's slowdown measured around it, smallest and largest (0: not measured)
+    speed_high: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
 from ..executor import Limits
+from ..executor.speed import credit
 
 FIXED, ROW = "fixed", "row"
 
@@ -34,3 +35,18 @@ def over_row_memory(problem: Problem, outcome: Outcome | None, verdict: Verdict)
     used = outcome.peak_memory / (1 << 20)
     return Verdict(MEMORY_LIMIT, reason=f"peak resident memory {used:.1f} MiB over the row's limit "
                                         f"{limit / (1 << 20):g} MiB", details=dict(verdict.details))
+
+
+def borderline(outcome: Outcome | None, limits: Limits) -> bool:
+    """Whether the test's time verdict is fragile: its own time (charged at the machine's quiet speed) is within
+    the band of the limit, either side, or the verdict would differ at another speed of the machine within the range
+    measured around it (the slowest speed seen credits the most)."""
+    if outcome is None or outcome.own_time <= 0:
+        return False
+    band = limits.band * limits.timeout
+    times = [outcome.own_time]
+    if outcome.speed_high > 0:
+        raw = outcome.own_time * outcome.speed_factor
+        times += [raw / credit(outcome.speed_low), raw / credit(outcome.speed_high)]
+    return (any(abs(t - limits.timeout) < band for t in times)
+            or len({t >= limits.timeout for t in times}) > 1)

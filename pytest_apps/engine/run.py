@@ -19,7 +19,7 @@ from ..judge import apps, taco
 from ..judge.checkers import Checkers
 from ..judge.profiles import APPS, SEED, TACO, Judging, decide, other_profile, output_digest
 from ..judge.special import SpecialJudges
-from .limits import over_row_memory, problem_limits
+from .limits import borderline, over_row_memory, problem_limits
 from .failtext import failure_detail
 from .result import CaseResult
 
@@ -53,9 +53,7 @@ def run_case(
         audit: dict[str, str] = {}
         if judging.audit:
             audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
-    near = (outcome is not None and outcome.own_time > 0
-            and abs(outcome.own_time - limits.timeout) < limits.band * limits.timeout)
-    return CaseResult(verdict, outcome, raw_input, expected, borderline=near, audit=audit)
+    return CaseResult(verdict, outcome, raw_input, expected, borderline=borderline(outcome, limits), audit=audit)
 
 
 def _bind(checkers: Checkers | None, special: SpecialJudges | None, problem: Problem, given: Any,
@@ -215,4 +213,7 @@ def case_record(
         wall_time=outcome.wall_time if outcome else 0.0,
         borderline=result.borderline,
         audit=dict(result.audit),
+        speed_factor=outcome.speed_factor if outcome else 1.0,
+        speed_low=outcome.speed_low if outcome else 0.0,
+        speed_high=outcome.speed_high if outcome else 0.0,
     )

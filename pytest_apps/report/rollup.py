@@ -116,7 +116,9 @@ def problem_result(
     ordered = [by_case[i] for i in sorted(by_case)]
     result.tests = [
         {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory,
-         "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline}
+         "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline,
+         "speed_factor": round(r.speed_factor, 4),
+         "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None}
         for r in ordered
     ]
     result.tests_run = len(ordered)
@@ -297,6 +299,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "tests_total": sum(r.tests_total for r in results),
         # verdicts whose own time was within the borderline band of the time limit, either side: fragile
         "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
+        **speed_figures(results),
         **sample_figures(results),
         "samples_per_tier": tier_samples,
         "samples_per_tag": {name: _sample_counts(members) for name, members in tags.items()},
@@ -424,3 +427,12 @@ __all__ = [
     "failing_nodeids",
     "FAILURE_KINDS",
 ]
+
+
+def speed_figures(results: list) -> dict[str, Any]:
+    """The machine's slowdown measured around the run's tests (executor/speed.py): its range (None when no test ran
+    long enough to be measured) and how many tests were charged their time at quiet-machine speed."""
+    tests = [t for r in results for t in r.tests]
+    ranges = [t["speed_range"] for t in tests if t.get("speed_range")]
+    return {"speed_range": [min(lo for lo, _ in ranges), max(hi for _, hi in ranges)] if ranges else None,
+            "speed_credited": sum(t.get("speed_factor", 1.0) > 1.0 for t in tests)}

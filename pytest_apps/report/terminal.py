@@ -55,6 +55,11 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         lines.append(f"{f['borderline']} verdict{'s' if f['borderline'] != 1 else ''} within {band}% of the time "
                      "limit (fragile: another machine may decide them otherwise)")
     lines.extend(generation_failure_lines(summary))
+    if f.get("speed_range"):
+        low, high = f["speed_range"]
+        credited = f.get("speed_credited", 0)
+        lines.append(f"machine slowdown measured during the run: x{low:.2f} to x{high:.2f} of its quiet speed; "
+                     f"{credited} test{'s' if credited != 1 else ''} charged at quiet-machine speed")
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
