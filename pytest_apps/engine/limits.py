@@ -14,7 +14,7 @@ from dataclasses import replace
 from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
 from ..executor import Limits
-from ..executor.speed import credit
+from ..executor.speed import charged, credit
 
 FIXED, ROW = "fixed", "row"
 
@@ -45,8 +45,9 @@ def borderline(outcome: Outcome | None, limits: Limits) -> bool:
         return False
     band = limits.band * limits.timeout
     times = [outcome.own_time]
-    if outcome.speed_high > 0:
-        raw = outcome.own_time * outcome.speed_factor
-        times += [raw / credit(outcome.speed_low), raw / credit(outcome.speed_high)]
+    if outcome.speed_high > 0:  # its CPU time charged at each end of the range instead (executor/speed.py)
+        cpu = min(outcome.cpu_time, outcome.own_time * outcome.speed_factor)
+        raw = outcome.own_time + cpu * (1 - 1 / outcome.speed_factor)
+        times += [charged(raw, cpu, credit(outcome.speed_low)), charged(raw, cpu, credit(outcome.speed_high))]
     return (any(abs(t - limits.timeout) < band for t in times)
             or len({t >= limits.timeout for t in times}) > 1)

@@ -323,7 +323,7 @@ class Server:
         own = clock.own(wall)
         if own >= lim["timeout"] * speed.PROBE_FROM:  # once more, right after it: the speed it ended at
             probe.take(self.speed)
-        own /= probe.credit
+        own = speed.charged(own, clock.cpu, probe.credit)
         done = last_words(rep) if stop_reason(stopped, own, lim) is None else None
         leftovers = 0
         if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
@@ -373,7 +373,7 @@ class Server:
                 if settled >= probe_from and now >= next_probe:
                     probe.take(self.speed)
                     next_probe = time.monotonic() + speed.PROBE_EVERY
-                if settled / probe.credit >= stop_at:
+                if speed.charged(settled, clock.cpu, probe.credit) >= stop_at:
                     return RUN_TIMEOUT, exited
                 own_deadline = t0 + clock.delay + stop_at
             if now >= backstop:

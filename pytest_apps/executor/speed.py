@@ -12,7 +12,8 @@ it. So the server measures how much work a CPU second does, with a fixed referen
 - Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
   samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
   rate seen (the smallest slowdown: never more lenient than what was seen).
-- `credit(factor)`: the factor the program's own time is divided by. 1.0 unless the slowdown is confidently above
+- `credit(factor)`: the factor the CPU part of the program's own time is divided by (`charged`: its blocked time,
+  sleeping or waiting on a pipe, is not slowed by a slower CPU). 1.0 unless the slowdown is confidently above
   the probe's noise (`CONFIDENT`), and bounded by `MOST`: a quiet machine is never more lenient than the plain own
   time, and no measurement can more than halve a program's time.
 
@@ -67,6 +68,13 @@ def credit(factor: float | None) -> float:
     if factor is None or not factor >= CONFIDENT:  # (NaN too)
         return 1.0
     return min(factor, MOST)
+
+
+def charged(own: float, cpu: float, factor: float) -> float:
+    """The own time at quiet-machine speed: only its CPU part goes faster on a quiet machine (a program's sleeps and
+    waits on pipes take as long), so the CPU time is divided by `factor` and the blocked time kept."""
+    cpu = min(cpu, own)
+    return own - cpu + cpu / factor
 
 
 def parse_pinned(raw: str | None) -> float | None:
