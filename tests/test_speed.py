@@ -1,0 +1,204 @@
+"""The time limit on a machine whose CPU itself slows down: a calibrated probe measures the machine's speed around
+each test that runs long enough to matter, and the CPU part of a program's own time is charged at quiet-machine
+speed when the machine is confidently slower. Slow spells cannot be made on demand, so the decision is pinned
+through the documented seam (PYTEST_APPS_SPEED_FACTOR); the probe itself runs with real neighbour processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import pytest
+
+from conftest import read_report, run
+from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT, Outcome
+from pytest_apps.engine.limits import borderline
+from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.executor import speed
+
+# CPU-bound: spins on its own CPU time; mixed: sleeps, then spins
+BURN = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < {cpu}:\n    pass\nprint('done')\n"
+MIXED = "import time\ntime.sleep({sleep})\n" + BURN
+
+pytestmark = pytest.mark.xdist_group("time-limits")  # they load the machine on purpose, like test_time_limits
+
+
+@contextmanager
+def neighbours(count: int, cpus: set[int] | None = None):
+    """`count` CPU-bound processes beside the test, started and stopped by their pids."""
+    pin = f"import os\nos.sched_setaffinity(0, {sorted(cpus)!r})\n" if cpus else ""
+    procs = [subprocess.Popen([sys.executable, "-c", pin + "while True:\n    pass\n"], start_new_session=True)
+             for _ in range(count)]
+    time.sleep(0.2)
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def one_run(source: str, timeout: float = 1.0, cpu: int | None = None) -> Outcome:
+    with Executor(Limits(timeout=timeout), cpu=cpu) as ex:
+        return ex.run_stdin(Program(source), "")
+
+
+# -- the probe -------------------------------------------------------------------------------------------------
+
+
+def test_the_probe_measures_a_rate_and_a_factor_never_below_one(tmp_path):
+    machine = speed.Speed()
+    machine.calibrate(str(tmp_path / "speed.json"))
+    assert machine.quiet > 0
+    assert json.loads((tmp_path / "speed.json").read_text())["rate"] > 0  # kept for the next server
+    factors = [machine.factor() for _ in range(5)]
+    assert all(f is not None and f >= 1.0 for f in factors)
+    assert machine.low == min(factors) and machine.high == max(factors)
+
+
+def test_the_quiet_rate_is_the_fastest_ever_kept_and_a_cache_that_cannot_be_written_is_only_lost(tmp_path):
+    path = tmp_path / "speed.json"
+    path.write_text(json.dumps({"rate": 1e12}))  # faster than any machine: the kept figure wins
+    machine = speed.Speed()
+    machine.calibrate(str(path))
+    assert machine.quiet == 1e12 and machine.factor() > speed.MOST
+    assert speed.credit(machine.factor()) == speed.MOST  # the credit stays bounded whatever was measured
+    path.write_text("not json")
+    machine = speed.Speed()
+    machine.calibrate(str(path))
+    assert 0 < machine.quiet < 1e12 and json.loads(path.read_text())["rate"] == machine.quiet
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        machine = speed.Speed()
+        machine.calibrate(str(ro / "sub" / "speed.json"))  # no room / no permission: measured, not kept
+        assert machine.quiet > 0
+    finally:
+        ro.chmod(0o700)
+
+
+def test_cpu_bound_neighbours_on_the_same_cpu_leave_the_probe_within_its_noise():
+    """Neighbours that take turns on the probe's CPU take its wall time, not the work a CPU second does: the probe
+    counts its own CPU time, so they give it no credit to hand out."""
+    cpu = min(os.sched_getaffinity(0))
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        with neighbours(2, {cpu}):
+            machine = speed.Speed()
+            machine.quiet = speed.rate(speed.CALIBRATION_SAMPLES)
+            seen = [machine.factor() for _ in range(10)]
+    finally:
+        os.sched_setaffinity(0, before)
+    # the fastest of ten probes is within the noise (a slow spell of the host itself can raise single ones)
+    assert min(seen) < speed.CONFIDENT, seen
+
+
+def test_the_credit_is_one_below_the_noise_and_bounded_above():
+    assert speed.credit(None) == speed.credit(float("nan")) == 1.0
+    assert speed.credit(1.0) == speed.credit(speed.CONFIDENT - 0.01) == 1.0
+    assert speed.credit(1.6) == 1.6
+    assert speed.credit(50.0) == speed.MOST
+
+
+def test_only_the_cpu_part_of_the_own_time_is_charged_at_quiet_speed():
+    assert speed.charged(own=1.6, cpu=1.6, factor=2.0) == pytest.approx(0.8)  # all CPU
+    assert speed.charged(own=1.6, cpu=0.6, factor=2.0) == pytest.approx(1.3)  # 1 s of sleep stays 1 s
+    assert speed.charged(own=1.2, cpu=1.2, factor=1.0) == 1.2
+
+
+@pytest.mark.parametrize("raw", ["x", "0.5", "-1", "inf", "nan"])
+def test_a_bad_seam_value_is_a_one_line_error_naming_the_variable(raw, monkeypatch):
+    with pytest.raises(ValueError, match=r"PYTEST_APPS_SPEED_FACTOR=.*expected a speed factor >= 1.0"):
+        speed.parse_pinned(raw)
+    monkeypatch.setenv(speed.ENV, raw)
+    out = one_run(BURN.format(cpu=0.0))
+    assert out.status == "harness_error" and "PYTEST_APPS_SPEED_FACTOR" in out.error and "\n" not in out.error
+
+
+# -- the decision, through the seam --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source, factor, status, credited", [
+    # 1.3 s of CPU under a 1 s limit on a machine 1.6 times slower than quiet: 0.81 s at quiet speed, a pass
+    (BURN.format(cpu=1.3), "1.6", RUN_EXITED, 1.6),
+    # the same program when the machine is as fast as when quiet: a timeout, as before
+    (BURN.format(cpu=1.3), "1.0", RUN_TIMEOUT, 1.0),
+    # a slowdown within the probe's noise earns nothing
+    (BURN.format(cpu=1.3), "1.1", RUN_TIMEOUT, 1.0),
+    # a clear timeout (2.4 s of CPU at 1.6 times slower = 1.5 s at quiet speed) stays one
+    (BURN.format(cpu=2.4), "1.6", RUN_TIMEOUT, 1.6),
+    # however slow the machine is said to be, the credit is bounded: 2.6 s / 2 = 1.3 s, a timeout
+    (BURN.format(cpu=2.6), "9", RUN_TIMEOUT, speed.MOST),
+    # compute plus sleep: 0.6 s of sleep is not slowed by a slow CPU; 0.6 + 0.7 / 1.6 = 1.04 s: a timeout
+    (MIXED.format(sleep=0.6, cpu=0.7), "1.6", RUN_TIMEOUT, 1.6),
+    # ... while 0.3 s of sleep and 0.7 s of CPU is 0.74 s at quiet speed: a pass
+    (MIXED.format(sleep=0.3, cpu=0.7), "1.6", RUN_EXITED, 1.6),
+], ids=["near-limit-slow-pass", "quiet-unchanged", "noise-no-credit", "clear-timeout-stays", "credit-bounded",
+        "mixed-sleep-not-credited", "mixed-pass"])
+def test_the_measured_speed_turns_a_near_limit_timeout_into_a_pass_never_a_clear_one(source, factor, status,
+                                                                                      credited, monkeypatch):
+    monkeypatch.setenv(speed.ENV, factor)
+    out = one_run(source)
+    assert out.status == status, out
+    assert out.speed_factor == credited
+    assert out.speed_low == out.speed_high == float(factor)
+    assert out.own_time < out.cpu_time + 0.5 or factor == "1.0"  # the own time reported is the charged one
+
+
+def test_a_short_test_is_not_probed():
+    out = one_run(BURN.format(cpu=0.05))
+    assert out.status == RUN_EXITED and out.speed_factor == 1.0 and out.speed_high == 0.0
+
+
+def test_a_clear_timeout_stays_one_beside_real_neighbours_and_a_clear_pass_passes():
+    """No seam: the real probe with two CPU-bound neighbours on the program's CPU (whatever the host does)."""
+    cpu = min(os.sched_getaffinity(0))
+    with neighbours(2, {cpu}):
+        over = one_run(BURN.format(cpu=1.4), cpu=cpu)
+        under = one_run(BURN.format(cpu=0.4), cpu=cpu)
+    assert over.status == RUN_TIMEOUT and over.speed_high >= 1.0 and over.own_time >= 1.0
+    assert under.status == RUN_EXITED
+
+
+# -- borderline within the measured range ---------------------------------------------------------------------
+
+
+def test_borderline_marks_a_verdict_another_speed_within_the_measured_range_would_change():
+    lim = Limits(timeout=1.0)
+    # charged at x1.6 (the slowest speed seen was x1.6, the fastest x1.2): 1.3 s of CPU is 0.81 s, and at x1.2
+    # 1.08 s: the verdict depends on the speed within the range
+    out = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed_factor=1.6, speed_low=1.2, speed_high=1.6)
+    assert borderline(out, lim)
+    # measured x1.6 throughout: 0.81 s, out of the band: not fragile
+    steady = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed_factor=1.6, speed_low=1.6, speed_high=1.6)
+    assert not borderline(steady, lim)
+    # unmeasured: the band alone, as before
+    assert borderline(Outcome(RUN_TIMEOUT, own_time=1.08, cpu_time=1.08), lim)
+    assert not borderline(Outcome(RUN_EXITED, own_time=0.4, cpu_time=0.4), lim)
+
+
+# -- end to end: the plugin at -n 2 -----------------------------------------------------------------------------
+
+
+def test_the_plugin_reports_the_speed_factor_per_test_and_the_range_of_the_run(pytester: pytest.Pytester,
+                                                                                monkeypatch):
+    row = {"problem_id": 1, "question": "Print done.", "solutions": "", "difficulty": "interview", "url": "",
+           "starter_code": "", "input_output": json.dumps({"inputs": ["\n"] * 2, "outputs": ["done\n"] * 2})}
+    (pytester.path / "rows.jsonl").write_text(json.dumps(row) + "\n")
+    (pytester.path / "cands").mkdir()
+    (pytester.path / "cands" / "1.py").write_text(BURN.format(cpu=1.3))
+    monkeypatch.setenv(speed.ENV, "1.6")
+    result = run(pytester, "--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--apps-timeout", "1",
+                 "-n", "2")
+    result.assert_outcomes(passed=2)
+    report = read_report(pytester)
+    tests = report["problems"][0]["tests"]
+    assert [(t["kind"], t["speed_factor"], t["speed_range"]) for t in tests] == [("pass", 1.6, [1.6, 1.6])] * 2
+    assert report["summary"]["speed_range"] == [1.6, 1.6] and report["summary"]["speed_credited"] == 2
+    assert "machine slowdown measured during the run: x1.60 to x1.60" in result.stdout.str()
