@@ -42,6 +42,7 @@ from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
 from .dataset.rows import DEFAULT_DATASET, DatasetError
+from .engine.confirm import confirm, pending
 from .engine.problem import run_problem
 from .engine.special import taco_facts
 from .executor import APPS_STYLE_PRELOAD, Executor, Limits
@@ -298,6 +299,9 @@ class Evaluator:
         self._busy_since = 0.0
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
         self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
+        # timeout and near-limit verdicts run again once a call's other work is done (engine/confirm.py)
+        self.confirmations = 0
+        self._to_confirm: dict[int, tuple] = {}
         if ray:
             from .engine.cluster import RayExecutors
 
@@ -340,7 +344,7 @@ class Evaluator:
         if self.cluster is not None:
             return self.score_many([(problem, program)], names=[name])[0]
         with self._timed():
-            return self._score_on_any(problem, program, name, self.fail_fast)
+            return self._confirm([self._score_on_any(problem, program, name, self.fail_fast)])[0]
 
     def score_many(
         self, pairs: Iterable[tuple[Problem, str | None]], *, names: Sequence[str | None] | None = None
@@ -363,11 +367,13 @@ class Evaluator:
             return [r for r in results if r is not None]
         with self._timed():
             if len(work) == 1 or self.workers == 1:
-                return [self._score_on_any(p, program, n, self.fail_fast) for (p, program), n in zip(work, labels)]
-            pool = self._pool()
-            futures = [pool.submit(self._score_on_any, p, program, n, self.fail_fast)
-                       for (p, program), n in zip(work, labels)]
-            return [future.result() for future in futures]
+                results = [self._score_on_any(p, program, n, self.fail_fast) for (p, program), n in zip(work, labels)]
+            else:
+                pool = self._pool()
+                futures = [pool.submit(self._score_on_any, p, program, n, self.fail_fast)
+                           for (p, program), n in zip(work, labels)]
+                results = [future.result() for future in futures]
+            return self._confirm(results)
 
     def score_batch(
         self,
@@ -439,7 +445,12 @@ class Evaluator:
             if timings is not None:
                 timings.extend(None if r is None or b is None or e is None else (b - started, e - started)
                                for r, b, e in zip(results, begun, ended))
-            return results
+            if left:  # out of budget: no time to confirm; what was scored stands as it ran
+                with self._lock:
+                    for r in results:
+                        self._to_confirm.pop(id(r), None)
+                return results
+            return self._confirm(results)
 
     # -- roll-up ---------------------------------------------------------------------------------------
     def summary(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> Summary:
@@ -520,7 +531,33 @@ class Evaluator:
         records: list[CaseRecord] | None = []
         if not shown.broken:
             records = run_problem(executor, shown, candidate, _TEST_DATA.get(problem), self.judging, fail_fast, stop)
-        return None if records is None else single_result(shown, candidate, records)
+        if records is None:
+            return None
+        result = single_result(shown, candidate, records)
+        if pending(records):  # confirmed once the call's other work is done (_confirm)
+            with self._lock:  # (kept with the result itself: its id is not reused while it waits here)
+                self._to_confirm[id(result)] = (result, problem, shown, candidate, records, fail_fast)
+        return result
+
+    def _confirm(self, results: list[ProblemResult | None]) -> list[ProblemResult | None]:
+        """Each timeout or near-limit verdict of `results` run again, now that the other workers are idle, one after
+        another on one executor (engine/confirm.py); `confirmations` counts them."""
+        with self._lock:
+            todo = [(i, self._to_confirm.pop(id(r), None)) for i, r in enumerate(results) if r is not None]
+        todo = [(i, item[1:]) for i, item in todo if item is not None and item[0] is results[i]]
+        if not todo:
+            return results
+        executor = self._checkout()
+        try:
+            for i, (problem, shown, candidate, records, fail_fast) in todo:
+                records, made = confirm(executor, shown, candidate, _TEST_DATA.get(problem), self.judging, fail_fast,
+                                        records)
+                with self._lock:
+                    self.confirmations += made
+                results[i] = single_result(shown, candidate, records)
+        finally:
+            self._idle.put(executor)
+        return results
 
     def _score_on_cluster(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
                           deadline: float | None) -> list[ProblemResult | None]:

@@ -202,3 +202,57 @@ def test_the_plugin_reports_the_speed_factor_per_test_and_the_range_of_the_run(p
     assert [(t["kind"], t["speed_factor"], t["speed_range"]) for t in tests] == [("pass", 1.6, [1.6, 1.6])] * 2
     assert report["summary"]["speed_range"] == [1.6, 1.6] and report["summary"]["speed_credited"] == 2
     assert "machine slowdown measured during the run: x1.60 to x1.60" in result.stdout.str()
+
+
+# -- confirmation: a timeout or near-limit verdict run again when the machine is quiet ----------------------------
+
+
+def _row(n: int = 1) -> dict:
+    return {"problem_id": 7, "question": "Print done.", "solutions": "", "difficulty": "interview", "url": "",
+            "starter_code": "", "input_output": {"inputs": ["\n"] * n, "outputs": ["done\n"] * n}}
+
+
+def test_the_api_confirms_timeouts_and_near_limit_verdicts_and_never_passes_a_clear_timeout():
+    from pytest_apps import Evaluator
+    from pytest_apps.api import problem_from_row
+
+    problem = problem_from_row(_row())
+    sleeper = "import time\ntime.sleep({s})\nprint('done')\n"
+    with Evaluator(workers=2, timeout=1.0) as ev:
+        clear, near, quick = ev.score_many([(problem, sleeper.format(s=1.4)), (problem, sleeper.format(s=0.9)),
+                                            (problem, sleeper.format(s=0.1))])
+        assert ev.confirmations == 2  # the clear timeout and the near-limit pass; the quick pass is not rerun
+        doc = ev.report([clear, near, quick])
+    assert [t["kind"] for t in clear.tests] == ["timeout"] and clear.tests[0]["confirmed"] == "timeout"
+    assert [t["kind"] for t in near.tests] == ["pass"] and near.tests[0]["confirmed"] == "pass"
+    assert quick.tests[0]["confirmed"] is None
+    assert doc["summary"]["confirmations"] == 2 and doc["summary"]["confirmations_changed"] == 0
+
+
+def test_a_confirmation_turns_a_timeout_of_a_slow_spell_into_a_pass_and_runs_the_rest_under_fail_fast(
+        monkeypatch):
+    """The first run met a slow spell its probe did not see (pinned here at x1.0: 1.3 s of CPU is a timeout); the
+    confirmation runs where the machine's slowdown is measured (pinned at x1.6: 0.81 s at quiet speed)."""
+    from pytest_apps.api import problem_from_row
+    from pytest_apps.api import _TEST_DATA
+    from pytest_apps.candidates.sources import Candidate
+    from pytest_apps.engine.confirm import confirm
+    from pytest_apps.engine.problem import run_problem
+    from pytest_apps.judge.profiles import Judging
+
+    problem = problem_from_row(_row(3))
+    cases, judging = _TEST_DATA.get(problem), Judging()
+    slow = Candidate(problem.id, "slow.py", BURN.format(cpu=1.3))
+    clear = Candidate(problem.id, "clear.py", BURN.format(cpu=2.6))
+    monkeypatch.setenv(speed.ENV, "1.0")
+    with Executor(Limits(timeout=1.0)) as ex:
+        first = run_problem(ex, problem, slow, cases, judging, fail_fast=True)
+        first_clear = run_problem(ex, problem, clear, cases, judging, fail_fast=True)
+    assert [r.kind for r in first] == [r.kind for r in first_clear] == ["timeout"]  # fail-fast stopped there
+    monkeypatch.setenv(speed.ENV, "1.6")
+    with Executor(Limits(timeout=1.0)) as ex:
+        confirmed, made = confirm(ex, problem, slow, cases, judging, True, first)
+        still, made_clear = confirm(ex, problem, clear, cases, judging, True, first_clear)
+    assert made == made_clear == 1
+    assert [(r.kind, r.confirmed) for r in confirmed] == [("pass", "timeout"), ("pass", ""), ("pass", "")], confirmed
+    assert [(r.kind, r.confirmed) for r in still] == [("timeout", "timeout")]  # 2.6 s / 2 (the most credited)

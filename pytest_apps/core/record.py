@@ -39,6 +39,7 @@ class CaseRecord:
     speed_factor: float = 1.0  # what its own time was divided by: the machine's slowdown measured around it
     speed_low: float = 0.0  # the machine's slowdown measured around it, smallest and largest (0: not measured)
     speed_high: float = 0.0
+    confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -118,7 +118,8 @@ def problem_result(
         {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory,
          "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline,
          "speed_factor": round(r.speed_factor, 4),
-         "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None}
+         "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None,
+         "confirmed": r.confirmed or None}
         for r in ordered
     ]
     result.tests_run = len(ordered)
@@ -431,8 +432,11 @@ __all__ = [
 
 def speed_figures(results: list) -> dict[str, Any]:
     """The machine's slowdown measured around the run's tests (executor/speed.py): its range (None when no test ran
-    long enough to be measured) and how many tests were charged their time at quiet-machine speed."""
+    long enough to be measured), how many tests were charged their time at quiet-machine speed, and how many
+    verdicts were confirmed by a second run (engine/confirm.py) and how many of those it changed."""
     tests = [t for r in results for t in r.tests]
     ranges = [t["speed_range"] for t in tests if t.get("speed_range")]
     return {"speed_range": [min(lo for lo, _ in ranges), max(hi for _, hi in ranges)] if ranges else None,
-            "speed_credited": sum(t.get("speed_factor", 1.0) > 1.0 for t in tests)}
+            "speed_credited": sum(t.get("speed_factor", 1.0) > 1.0 for t in tests),
+            "confirmations": sum(bool(t.get("confirmed")) for t in tests),
+            "confirmations_changed": sum(bool(t.get("confirmed")) and t["confirmed"] != t["kind"] for t in tests)}

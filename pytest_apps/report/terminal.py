@@ -60,6 +60,10 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         credited = f.get("speed_credited", 0)
         lines.append(f"machine slowdown measured during the run: x{low:.2f} to x{high:.2f} of its quiet speed; "
                      f"{credited} test{'s' if credited != 1 else ''} charged at quiet-machine speed")
+    if f.get("confirmations"):
+        n, changed = f["confirmations"], f.get("confirmations_changed", 0)
+        lines.append(f"{n} timeout or near-limit verdict{'s' if n != 1 else ''} confirmed by a second run when the "
+                     f"machine was quiet ({changed} changed)")
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")

@@ -1,0 +1,71 @@
+"""Confirmation: a timeout or a near-limit verdict is run again when the machine is quiet, before it is final.
+
+The backstop of the speed credit (executor/speed.py): a slow spell the probe did not see (it came and went between
+two probes) can still push a program over its limit. So once the run's other work is done (its other workers idle),
+each test whose verdict was a timeout or `borderline` runs again, alone, and the confirmation's verdict is the
+test's. A clear timeout stays one: the confirmation is held to the same limit, and charged at quiet-machine speed
+only where the machine is measured confidently slower. Its record keeps what the first run said (`confirmed`).
+
+Under fail-fast a problem stopped at its first failure: when the confirmation turns that failure into a pass,
+the problem's remaining cases run now, as they would have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from ..candidates.sources import Candidate
+from ..core.errors import HarnessError
+from ..core.outcome import PASS, RUN_HARNESS_ERROR, TIMEOUT
+from ..core.record import CaseRecord
+from ..dataset.problems import Cases, Problem, case_order
+from ..executor import Executor
+from ..judge.profiles import Judging
+from .run import case_record, run_case
+
+
+def needs_confirmation(record: CaseRecord) -> bool:
+    """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band."""
+    return record.kind == TIMEOUT or record.borderline
+
+
+def pending(records: Iterable[CaseRecord]) -> int:
+    return sum(needs_confirmation(r) for r in records)
+
+
+def _run(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
+         judging: Judging) -> CaseRecord:
+    try:
+        return case_record(problem, candidate, index, run_case(executor, problem, candidate, cases, index, judging))
+    except HarnessError as exc:
+        return case_record(problem, candidate, index, exc)
+
+
+def confirm(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, judging: Judging,
+            fail_fast: bool, records: list[CaseRecord]) -> tuple[list[CaseRecord], int]:
+    """`records` with each timeout or near-limit verdict replaced by its confirmation's, and how many were run."""
+    out: list[CaseRecord] = []
+    made = 0
+    for record in records:
+        if not needs_confirmation(record):
+            out.append(record)
+            continue
+        again = _run(executor, problem, candidate, cases, record.case, judging)
+        made += 1
+        if again.kind == RUN_HARNESS_ERROR:  # the harness failed the confirmation: the first verdict stands
+            out.append(replace(record, confirmed=record.kind))
+            continue
+        out.append(replace(again, nodeid=record.nodeid, confirmed=record.kind,
+                           rerun_id=record.rerun_id if again.kind != PASS else ""))
+    if fail_fast and out and records and records[-1].kind not in (PASS, RUN_HARNESS_ERROR) \
+            and all(r.kind in (PASS, RUN_HARNESS_ERROR) for r in out):
+        done = {r.case for r in out}
+        for index in case_order(problem, fail_fast):
+            if index in done:
+                continue
+            record = _run(executor, problem, candidate, cases, index, judging)
+            out.append(record)
+            if record.kind not in (PASS, RUN_HARNESS_ERROR):
+                break
+    return out, made
