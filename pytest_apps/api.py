@@ -243,6 +243,11 @@ class Evaluator:
     (`--apps-judge`) is "seed" or "apps"; `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
     or "builtin".
 
+    `confirm=True` runs each timeout or near-limit (`borderline`) verdict again once a call's other work is done
+    (the machine then quieter), and the second run's verdict is the test's (docs/isolation.md; `confirmations`
+    counts them). The plugin does not confirm verdicts, so with it the API's report can differ from the plugin's
+    in those tests.
+
     `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
     node's CPUs) instead of `workers` here. The verdicts are the same; a node lost mid-batch costs only time.
@@ -262,6 +267,7 @@ class Evaluator:
         checkers: str | os.PathLike[str] | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
+        confirm: bool = False,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -300,6 +306,7 @@ class Evaluator:
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
         self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
         # timeout and near-limit verdicts run again once a call's other work is done (engine/confirm.py)
+        self.confirm = bool(confirm)
         self.confirmations = 0
         self._to_confirm: dict[int, tuple] = {}
         if ray:
@@ -534,7 +541,7 @@ class Evaluator:
         if records is None:
             return None
         result = single_result(shown, candidate, records)
-        if pending(records):  # confirmed once the call's other work is done (_confirm)
+        if self.confirm and pending(records):  # confirmed once the call's other work is done (_confirm)
             with self._lock:  # (kept with the result itself: its id is not reused while it waits here)
                 self._to_confirm[id(result)] = (result, problem, shown, candidate, records, fail_fast)
         return result

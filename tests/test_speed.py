@@ -218,7 +218,7 @@ def test_the_api_confirms_timeouts_and_near_limit_verdicts_and_never_passes_a_cl
 
     problem = problem_from_row(_row())
     sleeper = "import time\ntime.sleep({s})\nprint('done')\n"
-    with Evaluator(workers=2, timeout=1.0) as ev:
+    with Evaluator(workers=2, timeout=1.0, confirm=True) as ev:
         clear, near, quick = ev.score_many([(problem, sleeper.format(s=1.4)), (problem, sleeper.format(s=0.9)),
                                             (problem, sleeper.format(s=0.1))])
         assert ev.confirmations == 2  # the clear timeout and the near-limit pass; the quick pass is not rerun
@@ -226,6 +226,9 @@ def test_the_api_confirms_timeouts_and_near_limit_verdicts_and_never_passes_a_cl
     assert [t["kind"] for t in clear.tests] == ["timeout"] and clear.tests[0]["confirmed"] == "timeout"
     assert [t["kind"] for t in near.tests] == ["pass"] and near.tests[0]["confirmed"] == "pass"
     assert quick.tests[0]["confirmed"] is None
+    with Evaluator(workers=2, timeout=1.0) as ev:  # by default, as the plugin: nothing is run twice
+        (again,) = ev.score_many([(problem, sleeper.format(s=1.4))])
+        assert ev.confirmations == 0 and again.tests[0]["confirmed"] is None
     assert doc["summary"]["confirmations"] == 2 and doc["summary"]["confirmations_changed"] == 0
 
 
