@@ -96,7 +96,8 @@ def program_text(pid: str, spec: str | None) -> str | None:
 def comparable(document: dict[str, Any]) -> dict[str, Any]:
     """A report without what legitimately differs between runs and front ends (timings, memory, node
     ids, settings: the plugin has no fail_fast, the API no candidates folder)."""
-    summary = {k: v for k, v in document["summary"].items() if k != "wall_time"}
+    # (the machine's slowdown measured around the tests is a timing too)
+    summary = {k: v for k, v in document["summary"].items() if k not in ("wall_time", "speed_range", "speed_credited")}
     problems = [
         {
             **{k: v for k, v in p.items() if k not in ("tests", "first_failure", "first_failure_nodeid", "reason")},

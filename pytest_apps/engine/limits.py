@@ -39,13 +39,15 @@ def over_row_memory(problem: Problem, outcome: Outcome | None, verdict: Verdict)
 
 def borderline(outcome: Outcome | None, limits: Limits) -> bool:
     """Whether the test's time verdict is fragile: its own time (charged at the machine's quiet speed) is within
-    the band of the limit, either side, or the verdict would differ at another speed of the machine within the range
-    measured around it (the slowest speed seen credits the most)."""
+    the band of the limit, either side, or (for a run that ended by itself) the verdict would differ at another
+    speed of the machine within the range measured around it (the slowest speed seen credits the most)."""
     if outcome is None or outcome.own_time <= 0:
         return False
     band = limits.band * limits.timeout
     times = [outcome.own_time]
-    if outcome.speed_high > 0:  # its CPU time charged at each end of the range instead (executor/speed.py)
+    # its CPU time charged at each end of the range instead (executor/speed.py); not for a run stopped at the end of
+    # the band, whose time is only a lower bound: at any speed it would have run on to that point
+    if outcome.speed_high > 0 and outcome.own_time < limits.stop:
         cpu = min(outcome.cpu_time, outcome.own_time * outcome.speed_factor)
         raw = outcome.own_time + cpu * (1 - 1 / outcome.speed_factor)
         times += [charged(raw, cpu, credit(outcome.speed_low)), charged(raw, cpu, credit(outcome.speed_high))]
