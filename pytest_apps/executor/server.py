@@ -353,6 +353,7 @@ class Server:
         stop_at = lim["timeout"] * (1 + lim["band"])
         probe_from = lim["timeout"] * speed.PROBE_FROM
         next_probe = t0
+        settled = 0.0  # the own time at the last sample
         backstop = t0 + lim["timeout"] * lim["backstop"]
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
@@ -367,12 +368,13 @@ class Server:
             now = time.monotonic()
             own_deadline = t0 + clock.delay + stop_at  # the earliest its own time can reach stop_at
             if now >= next_sample or now >= own_deadline:
+                if settled >= probe_from and now >= next_probe:  # before the sample: it decides on fresh figures
+                    probe.take(self.speed)
+                    now = time.monotonic()
+                    next_probe = now + speed.PROBE_EVERY
                 clock.sample(now)
                 next_sample = now + SAMPLE_INTERVAL
                 settled = clock.settled(now - t0)
-                if settled >= probe_from and now >= next_probe:
-                    probe.take(self.speed)
-                    next_probe = time.monotonic() + speed.PROBE_EVERY
                 if speed.charged(settled, clock.cpu, probe.credit) >= stop_at:
                     return RUN_TIMEOUT, exited
                 own_deadline = t0 + clock.delay + stop_at
