@@ -421,7 +421,8 @@ def test_new_zygote_after_the_zygote_dies():
         threading.Timer(0.3, os.kill, (stats["zygote"], signal.SIGKILL)).start()  # during a test
         start = time.monotonic()
         o = ex.run_stdin(P("import time\ntime.sleep(1.5)\nprint(3)"), "")
-        assert o.status == RUN_SIGNALED and o.signal == signal.SIGKILL and o.stdout == "", o
+        # not the program's doing (never a SIGKILL charged to it): a fault of the harness, run again by the engine
+        assert o.status == RUN_HARNESS_ERROR and "zygote was lost" in o.error and o.stdout == "", o
         assert time.monotonic() - start < 1.4  # it died with its parent, and the server saw it at once
         assert ex.run_stdin(P("print(4)"), "").stdout == "4\n"
         assert ex._stats()["pid"] == server

@@ -33,9 +33,29 @@ def run_case(
     """Execute `candidate` on test `index` of `problem` and judge the result under `judging` (default: the seed
     profile, no checkers).
 
-    The child receives only the input; the expected output stays here. Raises the judge's
-    HarnessError when the executor itself failed (or a checker did).
+    The child receives only the input; the expected output stays here. A test whose executor failed (its server
+    or zygote died or hung) runs again once, on a fresh executor: only a second failure raises the judge's
+    HarnessError (as does a checker's failure, which a rerun would not change).
     """
+    faults = executor.faults
+    try:
+        return run_case_once(executor, problem, candidate, cases, index, judging)
+    except HarnessError as first:
+        if executor.faults == faults:
+            raise  # not the executor's: a checker's, say
+        executor.renew()
+        try:
+            return run_case_once(executor, problem, candidate, cases, index, judging)
+        except HarnessError as second:
+            raise HarnessError(f"{second} (the second time: the first run, on another executor, met: {first})") \
+                from None
+
+
+def run_case_once(
+    executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
+    judging: Judging | None = None,
+) -> CaseResult:
+    """One run of `run_case`, without the second try."""
     judging = judging or SEED_JUDGING
     raw_input, expected = cases.inputs[index], cases.outputs[index]
     if candidate.refused:  # python would not read its file (candidates/decoding.py): nothing runs

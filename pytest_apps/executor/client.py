@@ -112,6 +112,7 @@ class Executor:
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
         self._closed = False
         self.restarts = 0
+        self.faults = 0  # runs that ended in a harness error of the executor (not the program's doing)
         self.server_margin = SERVER_MARGIN  # seconds beyond the test's limit before the server counts as hung
         _live.add(self)
 
@@ -173,6 +174,12 @@ class Executor:
         """Why each missing optional layer is missing (for diagnostics)."""
         self.isolation()
         return dict(self._layer_errors)
+
+    def renew(self) -> None:
+        """Stop the server (and its zygote): the next run starts a fresh one. After a fault of the executor, so
+        that a test run again does not meet what failed the first time."""
+        with self._lock:
+            self._stop_server()
 
     def close(self) -> None:
         self._closed = True
@@ -330,6 +337,7 @@ class Executor:
             try:
                 proc = self._ensure_server()
             except Exception as e:  # noqa: BLE001
+                self.faults += 1
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
             try:
                 _proto.send_frame(proc.stdin.fileno(), req,
@@ -340,10 +348,13 @@ class Executor:
                 rc = proc.poll()
                 self._kill_server()
                 self.restarts += 1
+                self.faults += 1
                 detail = f" (exit status {rc})" if rc is not None else ""
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
                                wall_time=time.monotonic() - t0)
         stdout = blobs[0] if blobs else b""
+        if header.get("status", RUN_HARNESS_ERROR) == RUN_HARNESS_ERROR:
+            self.faults += 1
         return Outcome(
             status=header.get("status", RUN_HARNESS_ERROR),
             exit_code=header.get("exit_code"),

@@ -329,8 +329,13 @@ class Server:
         if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
             status, cpu, maxrss = (done["status"] & 0xFF) << 8, float(done.get("cpu", 0.0)), int(done.get("maxrss", 0))
         else:
-            status, cpu, maxrss = self._exit_status(pid)  # the zygote has reaped it: its orphans have come to us
+            status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
             leftovers = self._sweep()
+            if not known and stop_reason(stopped, own, lim) is None:
+                # it died with its zygote (or the zygote could not say how it ended): the harness failed, not
+                # the program; the client's caller runs the test again on a fresh executor
+                return {"status": RUN_HARNESS_ERROR, "error": "the zygote was lost while the program ran, so how "
+                        "the program ended is unknown", "wall_time": wall}, b""
             self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
         res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
                                      leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
@@ -411,9 +416,9 @@ class Server:
                 # every pipe is closed after the child's last words: it has nothing more to say
                 return None, exited
 
-    def _exit_status(self, pid: int) -> tuple[int, float, int]:
-        """How a killed or crashed child ended, as the zygote reaped it (SIGKILL if it cannot tell): its wait
-        status, CPU seconds and peak resident bytes."""
+    def _exit_status(self, pid: int) -> tuple[int, float, int, bool]:
+        """How a killed or crashed child ended, as the zygote reaped it: its wait status, CPU seconds, peak resident
+        bytes, and whether the zygote said so (when it cannot tell, SIGKILL and False)."""
         end = time.monotonic() + EXIT_WAIT
         try:
             self.ctl.send(marshal.dumps(("wait", pid)))
@@ -422,8 +427,10 @@ class Server:
                     break
         except (OSError, AttributeError, ZygoteGone):  # AttributeError: no zygote any more
             pass
-        status, cpu, maxrss = self.exits.pop(pid, (signal.SIGKILL, 0.0, 0))
-        return status, float(cpu), int(maxrss)
+        if pid not in self.exits:
+            return signal.SIGKILL, 0.0, 0, False
+        status, cpu, maxrss = self.exits.pop(pid)
+        return status, float(cpu), int(maxrss), True
 
     def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
         """Read what is still in the pipes (every writer is dead now)."""

@@ -519,6 +519,12 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
             f"<details><summary>Incomplete problems, scored 0 ({len(incomplete)})</summary>"
             f"<p class=\"ids\">{esc(', '.join(map(str, incomplete)))}</p></details>"
         )
+    unscored = f.get("unscored_problems") or []
+    if unscored:
+        blocks.append(
+            f"<details><summary>Unscored problems: the harness failed on a case twice, not the program "
+            f"({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
+        )
     missing = f.get("missing_ids") or []
     if missing:
         blocks.append(

@@ -1,7 +1,9 @@
 """The roll-up: per-case records in, per-problem verdicts and run figures out. Pure data, no pytest.
 
 The denominator is always the set of selected problems, not the cases that happened to run: a problem
-with a case that did not run (deselected, -x, --lf) is "incomplete" and scores 0, never "pass".
+with a case that did not run (deselected, -x, --lf) is "incomplete" and scores 0, never "pass". A problem whose
+only failures are faults of the harness (a case whose executor failed twice) is "unscored": counted apart,
+never as the program's failure (it scores nothing, as an incomplete problem, and its run is not complete).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ P_FAIL = "fail"
 P_NO_CODE = "no_code"
 P_BROKEN = "broken"
 P_INCOMPLETE = "incomplete"
+P_UNSCORED = "unscored"
+HARNESS_ERROR = "harness_error"  # a case's kind when the harness failed on it (twice), not the program
 
 
 @dataclass
@@ -132,8 +136,8 @@ def problem_result(
         result.first_failure = first.rerun_id or first.nodeid
         result.first_failure_nodeid = first.nodeid
         result.first_failure_detail = dict(first.detail)
-        if all(r.kind == "harness_error" for r in failures):
-            result.verdict, result.reason = P_INCOMPLETE, "harness error: " + first.reason
+        if all(r.kind == HARNESS_ERROR for r in failures):
+            result.verdict, result.reason = P_UNSCORED, "harness error: " + first.reason
     elif result.tests_run < result.tests_total:
         missing = result.tests_total - result.tests_run
         result.reason = f"{missing} of {result.tests_total} tests did not run"
@@ -175,6 +179,8 @@ def sampled_result(problem: Problem, candidates: Sequence[Any], records: Iterabl
     failing = [(c, r) for c, r in zip(candidates, per) if r.verdict != P_PASS]
     if P_INCOMPLETE in verdicts:
         result.verdict = P_INCOMPLETE
+    elif P_UNSCORED in verdicts:
+        result.verdict = P_UNSCORED
     elif verdicts == {P_NO_CODE}:
         result.verdict = P_NO_CODE
     elif verdicts == {P_PASS}:
@@ -274,6 +280,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     per_tag = {name: group_figures(members) for name, members in tags.items()}
     per_skill = {name: group_figures(members) for name, members in skills.items()}
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
+    unscored = [r.id for r in results if r.verdict == P_UNSCORED]
     figures = {
         "problems": n,
         "problems_with_code": len(with_code),
@@ -296,6 +303,9 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "harness_errors": kinds.get("harness_error", 0),
         "incomplete": len(incomplete),
         "incomplete_problems": incomplete,
+        # problems whose only failures were the harness's (an executor that failed twice on a case): no verdict
+        "unscored": len(unscored),
+        "unscored_problems": unscored,
         "tests_run": sum(r.tests_run for r in results),
         "tests_total": sum(r.tests_total for r in results),
         # verdicts whose own time was within the borderline band of the time limit, either side: fragile

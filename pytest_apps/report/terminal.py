@@ -73,6 +73,10 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         shown = ", ".join(f["incomplete_problems"][:10])
         more = f" and {f['incomplete'] - 10} more" if f["incomplete"] > 10 else ""
         lines.append(f"incomplete problems (not every test ran; scored 0): {shown}{more}")
+    if f.get("unscored"):
+        shown = ", ".join(f["unscored_problems"][:10])
+        more = f" and {f['unscored'] - 10} more" if f["unscored"] > 10 else ""
+        lines.append(f"unscored problems (the harness failed on a case twice; not the program's failure): {shown}{more}")
     if f["samples"]["max"] > 1:
         ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
                        for k, v in f["pass_at_k"].items())

@@ -1,0 +1,146 @@
+"""Faults of the harness, with real processes: an executor killed during a case (run again once on a fresh one,
+then unscored, never the program's 0), a lost xdist worker (its case counted once), and interrupts (SIGINT,
+SIGTERM, a second SIGINT: reports written, nothing left behind)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from conftest import cmdline, descendants_of, parent_of
+
+from pytest_apps import Evaluator
+from pytest_apps.api import problem_from_row
+from pytest_apps.core.errors import HarnessError
+from pytest_apps.report.rollup import P_FAIL, P_PASS, P_UNSCORED, summarize
+from pytest_apps.core.record import CaseRecord
+
+# a program busy on a CPU for `SECONDS` of its own time, then right: while it runs, it is the one process below an
+# executor's zygote that uses a CPU (the spares wait), which is how a test finds "a program running"
+SECONDS = 1.5
+BUSY = f"import time\nend = time.process_time() + {SECONDS}\nwhile time.process_time() < end:\n    pass\nprint(int(input()) * 2)\n"
+ROW = {"problem_id": 920001, "difficulty": "interview", "question": "Double it.", "solutions": "", "url": "",
+       "starter_code": "", "input_output": json.dumps({"inputs": ["2\n"], "outputs": ["4\n"]})}
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def servers_below(pid: int) -> list[int]:
+    """The executor servers of a run: processes below `pid` (the run's own) running the executor's server."""
+    return [p for p in descendants_of(pid) if b"executor/serve.py" in cmdline(p)]
+
+
+def running_program(server: int) -> int | None:
+    """The program a server is running now: a process below its zygote that has used a CPU for a while."""
+    for pid in descendants_of(server):
+        if parent_of(pid) != server and cpu_seconds(pid) >= 0.2:
+            return pid
+    return None
+
+
+def kill_mid_case(root: int, times: int, target: str = "server", deadline: float = 120.0) -> threading.Thread:
+    """In the background: `times` times, once a program runs below one of `root`'s executor servers, SIGKILL
+    that server (or its zygote), each time a server other than those already killed."""
+    killed: list[int] = []
+
+    def work() -> None:
+        end = time.monotonic() + deadline
+        while len(killed) < times and time.monotonic() < end:
+            for server in servers_below(root):
+                if server in killed or running_program(server) is None:
+                    continue
+                victim = server if target == "server" else next(
+                    p for p in descendants_of(server) if parent_of(p) == server)
+                os.kill(victim, signal.SIGKILL)
+                killed.append(server)
+                break
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=work, daemon=True)
+    thread.killed = killed  # type: ignore[attr-defined]
+    thread.start()
+    return thread
+
+
+# ------------------------------------------------------------------------------- an executor lost during a case
+
+
+@pytest.mark.parametrize("target", ["server", "zygote"])
+def test_a_case_whose_executor_died_runs_again_on_a_fresh_one(target: str) -> None:
+    """kill -9 of the executor's server (or zygote) while the program runs: the case runs again, and the program
+    gets its own verdict (here: right), not a 0."""
+    problem = problem_from_row(ROW)
+    with Evaluator(timeout=10.0, workers=1) as ev:
+        killer = kill_mid_case(os.getpid(), 1, target)
+        result = ev.score(problem, BUSY)
+        killer.join(5)
+    assert killer.killed, "the program was never seen running"
+    assert result.verdict == P_PASS and [t["kind"] for t in result.tests] == ["pass"], result
+
+
+def test_a_case_whose_executor_dies_twice_is_unscored_never_the_programs_zero() -> None:
+    problem = problem_from_row(ROW)
+    with Evaluator(timeout=10.0, workers=1) as ev:
+        killer = kill_mid_case(os.getpid(), 2)
+        result = ev.score(problem, BUSY)
+        killer.join(5)
+    assert len(killer.killed) == 2
+    assert result.verdict == P_UNSCORED and [t["kind"] for t in result.tests] == ["harness_error"], result
+    assert "second time" in result.reason and result.score == 0.0
+    summary = ev.summary([result], [problem])
+    assert summary.figures["unscored"] == 1 and summary.figures["unscored_problems"] == [problem.id]
+    assert summary.figures["problem_verdicts"] == {P_UNSCORED: 1}
+
+
+def test_a_checkers_fault_is_not_run_again() -> None:
+    """A harness error that is no fault of the executor (a checker's) is not retried: a second run would not
+    change it."""
+    from pytest_apps.engine.run import run_case
+    from pytest_apps.dataset.problems import Cases
+    from pytest_apps.executor import Executor, Limits
+    from pytest_apps.judge.profiles import Judging
+    from pytest_apps.candidates.sources import Candidate
+
+    class Failing:
+        problem_ids = ["920001"]
+
+        def bind(self, *args):
+            def check(*a):
+                raise HarnessError("checker x raised ValueError")
+            return check
+
+        def digest(self, pid):
+            return ""
+
+    problem = problem_from_row(ROW)
+    with Executor(Limits(timeout=5.0)) as ex:
+        with pytest.raises(HarnessError, match="checker x"):
+            run_case(ex, problem, Candidate(problem.id, "c.py", "print(4)"), Cases(["2\n"], ["4\n"]), 0,
+                     Judging(checkers=Failing()))  # type: ignore[arg-type]
+        assert ex.faults == 0 and ex.restarts == 0
+
+
+def test_the_roll_up_keeps_a_harness_error_apart_from_the_programs_failures() -> None:
+    from conftest import make_problem
+
+    p1, p2, p3 = make_problem("1", n=2), make_problem("2", n=2), make_problem("3", n=2)
+    records = [CaseRecord("1", 0, "pass"), CaseRecord("1", 1, "harness_error", reason="executor server died"),
+               CaseRecord("2", 0, "wrong_answer"), CaseRecord("2", 1, "harness_error"),
+               CaseRecord("3", 0, "pass"), CaseRecord("3", 1, "pass")]
+    summary = summarize([p1, p2, p3], {"1": "1.py", "2": "2.py", "3": "3.py"}, [], records)
+    verdicts = {r.id: r.verdict for r in summary.problems}
+    # a failure of the program's own decides; a harness error alone leaves the problem unscored
+    assert verdicts == {"1": P_UNSCORED, "2": P_FAIL, "3": P_PASS}
+    assert summary.problems[0].reason.startswith("harness error")
+    assert summary.figures["unscored"] == 1 and summary.figures["incomplete"] == 0
