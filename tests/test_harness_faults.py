@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import cmdline, descendants_of, parent_of
+from conftest import REPO, UNUSED_PLUGINS, cmdline, descendants_of, junit_outcomes, parent_of
 
 from pytest_apps import Evaluator
 from pytest_apps.api import problem_from_row
@@ -144,3 +146,56 @@ def test_the_roll_up_keeps_a_harness_error_apart_from_the_programs_failures() ->
     assert verdicts == {"1": P_UNSCORED, "2": P_FAIL, "3": P_PASS}
     assert summary.problems[0].reason.startswith("harness error")
     assert summary.figures["unscored"] == 1 and summary.figures["incomplete"] == 0
+
+
+# ------------------------------------------------------------------------- the same, in a real pytest run at -n 2
+
+
+def busy_project(folder: Path, n: int = 1) -> list[str]:
+    """`n` problems whose one program is busy on a CPU for a while, then right; the arguments that run them."""
+    rows = [{**ROW, "problem_id": 920001 + i} for i in range(n)]
+    (folder / "rows.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (folder / "cands").mkdir()
+    for row in rows:
+        (folder / "cands" / f"{row['problem_id']}.py").write_text(BUSY)
+    return [sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", "-q", "-n", "2",
+            "--apps-dataset=rows.jsonl", "--apps-candidates=cands", "--apps-timeout=10", "--junitxml=j.xml",
+            "--apps-markdown=r.md", "--apps-html=r.html", "--rootdir", str(folder)]
+
+
+def environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_run_whose_executor_is_killed_mid_case(kills: int, tmp_path: Path) -> None:
+    """kill -9 of a worker's executor server while its program runs: once, the case runs again on a fresh
+    executor and the run is complete; twice, the case is a harness error, its problem unscored (never the
+    program's 0) and the run incomplete, said in the JSON, terminal, Markdown, HTML and JUnit."""
+    command = busy_project(tmp_path)
+    proc = subprocess.Popen(command, cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    killer = kill_mid_case(proc.pid, kills)
+    out, _ = proc.communicate(timeout=300)
+    killer.join(5)
+    assert len(killer.killed) == kills, out
+    report = json.loads((tmp_path / "reports" / "apps-report.json").read_text())
+    [problem] = report["problems"]
+    junit = junit_outcomes(tmp_path / "j.xml")
+    if kills == 1:
+        assert proc.returncode == 0, out
+        assert problem["verdict"] == "pass" and report["run"]["complete"], out
+        assert report["run"]["reasons"] == [] and "without_verdict" not in report["run"]
+        assert list(junit.values()) == ["passed"]
+        return
+    assert proc.returncode == 1, out
+    assert problem["verdict"] == "unscored" and problem["tests"][0]["kind"] == "harness_error"
+    assert report["summary"]["unscored_problems"] == ["920001"] and report["summary"]["passed"] == 0
+    run = report["run"]
+    assert not run["complete"] and run["without_verdict"]["count"] == 1
+    assert run["without_verdict"]["cases"][0]["why"] == "harness error"
+    assert "the harness failed on it twice" in run["incomplete"]
+    assert f"INCOMPLETE RUN: {run['incomplete']}" in out and "unscored problems" in out
+    assert list(junit.values()) == ["error"]  # a harness error, not a failure of the program
+    assert (tmp_path / "r.md").read_text().startswith("> **Incomplete run**")
+    assert "Unscored problems" in (tmp_path / "r.html").read_text()

@@ -49,6 +49,7 @@ from .writers import (
     build_summary,
     is_complete_report,
     junit_properties,
+    lacking_verdicts,
     run_section,
     suite_properties,
     terminal_lines,
@@ -293,7 +294,7 @@ class AppsPlugin:
         self.lock = ReportLock(self.state.settings.report_path) if self.controller is not None else None
         self.sharing = self.lock.acquire() if self.lock is not None else ""
         self.selected: int | None = None  # the cases the command line selects (known once collected)
-        self.selected_ids: list[str] | None = None  # their node ids
+        self.selected_ids: set[str] | None = None  # their node ids (without xdist; the scheduler has them with it)
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.signal: str | None = None  # the signal that interrupted the run
         self.run: dict[str, Any] | None = None
@@ -343,7 +344,7 @@ class AppsPlugin:
         if self.ledger is None:
             return
         self.selected = len(items)
-        self.selected_ids = [item.nodeid for item in items]
+        self.selected_ids = {item.nodeid for item in items}
         held = self.ledger.held()
         if held:
             self.held = [item for item in items if item.nodeid in held]
@@ -487,7 +488,7 @@ class AppsPlugin:
         if self.controller is None or self.ledger is None:
             return
         if self.scheduler is not None and self.scheduler.collection is not None:
-            self.selected_ids = list(self.scheduler.collection)
+            self.selected_ids = set(self.scheduler.collection)
             if self.selected is None:
                 self.selected = len(self.selected_ids)
         self.ledger.check_store()
@@ -501,13 +502,17 @@ class AppsPlugin:
         elif session.shouldfail:
             interrupted = str(session.shouldfail)
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
+        lacking = lacking_verdicts(
+            self.ledger.cases, self.records, interrupted=interrupted, workers_lost=bool(self.controller.workers_down),
+            lost=[down["crashed"] for down in self.controller.workers_down if down["crashed"]],
+            skipped_by_design=self.ledger.skipped_by_design(self.records), selected=self.selected_ids)
         self.run = run_section(
             cases=len(self.ledger.cases), selected=self.selected, executed=executed, reused=reused,
             carried=self.ledger.carried, without_result=self.ledger.without_result(self.records),
             interrupted=interrupted, workers_lost=len(self.controller.workers_down), rerun=self.ledger.executed,
             store=self.ledger.folder, resume=self.ledger.resume, dropped=self.ledger.dropped_text(),
             started_in=self.state.started_in, not_selected=self.ledger.not_selected(self.records, self.selected_ids),
-            crashed=crashed, store_failed=self.ledger.failed, not_kept=self.ledger.not_kept,
+            crashed=crashed, store_failed=self.ledger.failed, not_kept=self.ledger.not_kept, lacking=lacking,
         )
         if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
             # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)

@@ -198,11 +198,17 @@ class Ledger:
     def without_result(self, have: Any) -> int:
         """Cases of the plan with no record in `have`, less those that fail-fast skips by design (a later case
         of a candidate that has failed)."""
-        failed = set()
-        if self.fail_fast:
-            failed = {(r.problem, r.sample) for r in have if r.kind != PASS}
-        return sum(1 for nodeid, case in self.cases.items()
-                   if nodeid not in have and (case.problem.id, case.candidate.sample) not in failed)
+        skipped = self.skipped_by_design(have)
+        return sum(1 for nodeid in self.cases if nodeid not in have and nodeid not in skipped)
+
+    def skipped_by_design(self, have: Any) -> set[str]:
+        """Cases without a record in `have` that fail-fast skips by design (a later case of a candidate that has
+        failed): no verdict is owed for them."""
+        if not self.fail_fast:
+            return set()
+        failed = {(r.problem, r.sample) for r in have if r.kind not in (PASS, HARNESS_ERROR)}
+        return {nodeid for nodeid, case in self.cases.items()
+                if nodeid not in have and (case.problem.id, case.candidate.sample) in failed}
 
     def not_selected(self, have: Any, selected: Iterable[str] | None) -> int | None:
         """Of the cases without a record in `have`, those the command line did not select (None when which were

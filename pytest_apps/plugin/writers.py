@@ -3,6 +3,7 @@ the terminal summary, JUnit properties, and the JSON, HTML and predictions files
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Iterable
@@ -18,6 +19,7 @@ from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
 from ..report.comparison import CLI_ANYWAY, Comparison, compare
+from ..report.rollup import HARNESS_ERROR as HARNESS_ERROR_KIND
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
 from ..report.terminal import judging_lines, row_lines, summary_lines
@@ -158,13 +160,16 @@ def suite_properties(state: RunState) -> list[tuple[str, str]]:
 def run_section(*, cases: int, selected: int | None, executed: int, reused: int, carried: int, without_result: int,
                 interrupted: str | None, workers_lost: int, rerun: list[str], store: Path | None, resume: bool,
                 dropped: str, started_in: Path, not_selected: int | None = None, crashed: str | None = None,
-                store_failed: str = "", not_kept: int = 0) -> dict[str, Any]:
+                store_failed: str = "", not_kept: int = 0, lacking: dict[str, str] | None = None) -> dict[str, Any]:
     """The report's `run` section: whether the run is complete, why not, and where its records came from.
 
     Each reason is derived from the state of the run's cases and of its processes, never chosen by elimination:
     `reasons` lists them (a `kind`, the cases it concerns where it concerns some, and its `text`); the run is
     complete when there is none. `without_result` is the cases of the plan without a record; `not_selected`
-    those of them the command line did not select (by default as many as it left out), the others never ran."""
+    those of them the command line did not select (by default as many as it left out), the others never ran.
+    `lacking` (node id -> why, see `lacking_verdicts`) names the cases without a verdict from a healthy harness,
+    a harness error among them."""
+    lacking = lacking or {}
     selected_n = cases if selected is None else selected
     if not_selected is None:
         not_selected = min(without_result, cases - selected_n)
@@ -189,6 +194,11 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     if stale:
         reasons.append({"kind": "earlier_records", "cases": stale,
                         "text": f"{stale} of {cases} cases never ran; their results are earlier records"})
+    harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
+    if harness:
+        reasons.append({"kind": "harness_error", "cases": harness,
+                        "text": f"{harness} case{'s' if harness != 1 else ''} without a verdict: the harness failed on "
+                                f"{'them' if harness != 1 else 'it'} twice (executor lost; its problem is unscored)"})
     section: dict[str, Any] = {
         "complete": not reasons,
         "cases": cases,
@@ -201,7 +211,10 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     }
     if reasons:
         section["incomplete"] = "; ".join(r["text"] for r in reasons)
-        section["reasons"] = reasons
+    section["reasons"] = reasons
+    if lacking:  # which cases have no verdict, and why (the first of them)
+        section["without_verdict"] = {"count": len(lacking), "cases": [
+            {"case": nodeid, "why": reason} for nodeid, reason in itertools.islice(lacking.items(), MOST_RERUN_LISTED)]}
     partial = selected is not None and selected < cases
     if partial:  # a rerun merged into the earlier records: which cases ran again
         section["rerun_count"] = len(rerun)
@@ -215,7 +228,39 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     return section
 
 
-MOST_RERUN_LISTED = 200  # node ids a merged partial run's report names
+MOST_RERUN_LISTED = 200  # node ids a merged partial run's report names (and cases without a verdict it lists)
+HARNESS_FAULT = "harness error"  # why a case has no verdict: the harness failed on it twice
+
+
+def lacking_verdicts(cases: Iterable[str], records: Any, *, interrupted: str | None = None, lost: Iterable[str] = (),
+                     workers_lost: bool = False, skipped_by_design: Any = frozenset(),
+                     selected: Any = None) -> dict[str, str]:
+    """The cases of the plan (node ids, in order) without a verdict from a healthy harness, and why, derived from
+    each case's state: its record a harness error; no record, as the case a lost worker was running or took with
+    it, or because the run was interrupted (by which signal), or it never ran (not selected, or not reached).
+    `records` answers `get(nodeid)`; `skipped_by_design`: cases fail-fast skips (no verdict is owed); `selected`:
+    the node ids the command line selected, when known (the others, without a record, were "not selected")."""
+    lost = set(lost)
+    out: dict[str, str] = {}
+    for nodeid in cases:
+        record = records.get(nodeid)
+        if record is not None:
+            if record.kind == HARNESS_ERROR_KIND:
+                out[nodeid] = HARNESS_FAULT
+            continue
+        if nodeid in skipped_by_design:
+            continue
+        if selected is not None and nodeid not in selected:
+            out[nodeid] = "not selected"
+        elif nodeid in lost:
+            out[nodeid] = "worker lost"
+        elif interrupted:
+            out[nodeid] = f"interrupted ({interrupted})"
+        elif workers_lost:
+            out[nodeid] = "worker lost"
+        else:
+            out[nodeid] = "never ran"
+    return out
 
 
 def _shown(path: Path, started_in: Path) -> str:
