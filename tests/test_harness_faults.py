@@ -40,7 +40,8 @@ def cpu_seconds(pid: int) -> float:
 
 def servers_below(pid: int) -> list[int]:
     """The executor servers of a run: processes below `pid` (the run's own) running the executor's server."""
-    return [p for p in descendants_of(pid) if b"executor/serve.py" in cmdline(p)]
+    serving = lambda p: b"executor/serve.py" in cmdline(p)  # noqa: E731 (its zygote and programs are its forks)
+    return [p for p in descendants_of(pid) if serving(p) and not serving(parent_of(p) or 0)]
 
 
 def running_program(server: int) -> int | None:
@@ -199,3 +200,82 @@ def test_a_run_whose_executor_is_killed_mid_case(kills: int, tmp_path: Path) -> 
     assert list(junit.values()) == ["error"]  # a harness error, not a failure of the program
     assert (tmp_path / "r.md").read_text().startswith("> **Incomplete run**")
     assert "Unscored problems" in (tmp_path / "r.html").read_text()
+
+
+# ------------------------------------------------------------------------------------------------- interrupts
+
+SLEEPY = "import time\ntime.sleep(4)\nprint(int(input()) * 2)\n"
+
+
+def start_time(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def left_behind(snapshot: dict[int, str | None]) -> list[str]:
+    """The processes of a snapshot still alive (the same process: its pid and start time), by command line."""
+    return [cmdline(pid).replace(b"\0", b" ").decode(errors="replace") for pid, started in snapshot.items()
+            if started is not None and start_time(pid) == started]
+
+
+def running_run(tmp_path: Path, *args: str) -> tuple[subprocess.Popen, dict[int, str | None]]:
+    """A run at -n 2 of programs that each sleep a while, in a session of its own, once both workers run a case;
+    with every process of it at that moment (workers, executor servers, zygotes, programs)."""
+    command = busy_project(tmp_path, n=6)
+    for file in (tmp_path / "cands").iterdir():
+        file.write_text(SLEEPY)
+    proc = subprocess.Popen([*command, *args], cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = [s for s in servers_below(proc.pid) if parent_of(s) != proc.pid]
+        if len(workers) >= 2 and all(len(descendants_of(s)) >= 2 for s in workers):
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # the programs are running
+    assert proc.poll() is None, proc.communicate()[0]
+    return proc, {pid: start_time(pid) for pid in descendants_of(proc.pid)}
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_one_signal_stops_a_run_at_once_and_its_reports_say_so(name: str, tmp_path: Path) -> None:
+    """One SIGINT or SIGTERM to the controller alone (as a CI runner sends it): the run stops within seconds (it
+    took 12-17 s: the workers went on with their queues until execnet killed them), writes its reports marked
+    interrupted by that signal, and leaves no process behind."""
+    proc, snapshot = running_run(tmp_path)
+    sent = time.monotonic()
+    proc.send_signal(getattr(signal, name))
+    out, _ = proc.communicate(timeout=60)
+    took = time.monotonic() - sent
+    print(f"{name}: stopped in {took:.2f} s")
+    assert took < 6.0, f"{took:.1f} s to stop\n{out}"  # (3 s on a quiet machine; this one is shared)
+    assert proc.returncode == 2 and "Traceback" not in out, out
+    run = json.loads((tmp_path / "reports" / "apps-report.json").read_text())["run"]
+    assert not run["complete"] and run["interrupted"] == name and run["incomplete"].startswith(f"interrupted ({name})")
+    assert {case["why"] for case in run["without_verdict"]["cases"]} == {f"interrupted ({name})"}
+    assert (tmp_path / "r.md").read_text().startswith(f"> **Incomplete run**: interrupted ({name})")
+    assert junit_outcomes(tmp_path / "j.xml") == {}  # written: no case had a verdict yet
+    assert left_behind(snapshot) == []
+
+
+def test_a_second_sigint_still_writes_the_reports_and_leaves_nothing_behind(tmp_path: Path) -> None:
+    """Ctrl-C twice, as a terminal sends it (to the whole process group: the workers get it too), the second
+    while the first's shutdown is under way and again 2 s later: no traceback, the reports written, marked
+    interrupted by SIGINT, and no process of the run left."""
+    proc, snapshot = running_run(tmp_path)
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.3)
+    for _ in range(2):
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            break
+        time.sleep(2)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in out, out
+    assert "APPS summary" in out and "INCOMPLETE RUN: interrupted (SIGINT)" in out
+    run = json.loads((tmp_path / "reports" / "apps-report.json").read_text())["run"]
+    assert run["interrupted"] == "SIGINT" and not run["complete"]
+    assert left_behind(snapshot) == []

@@ -34,6 +34,7 @@ from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, xdist_workers
 from .early import correct_setup
+from .interrupts import Interrupts, interrupt_workers, note_worker, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
 from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
 from .outputs import ReportLock, check_outputs
@@ -297,17 +298,25 @@ class AppsPlugin:
         self.selected_ids: set[str] | None = None  # their node ids (without xdist; the scheduler has them with it)
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.signal: str | None = None  # the signal that interrupted the run
+        self.finishing = False  # the session is ending: a signal now no longer interrupts it (interrupts.py)
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
         self._handlers: dict[int, Any] = {}
-        if not self.is_worker and threading.current_thread() is threading.main_thread():
+        workerinput = getattr(config, "workerinput", {})
+        if self.is_worker and PLAN_KEY in workerinput and REMOTE_KEY not in workerinput:
+            note_worker(Path(workerinput[PLAN_KEY]), str(workerinput.get("workerid")))
+        hurry = None if self.is_worker else (lambda: interrupt_workers(worker_pids(self.state.plan.folder)))
+        self.interrupts = Interrupts(on_first=hurry, on_later=hurry)
+        if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._handlers[sig] = signal.signal(sig, self._interrupted)
 
     def _interrupted(self, signum: int, frame: Any) -> None:
-        """SIGINT or SIGTERM on the controller: stop as Ctrl-C does (the reports are written, and say so)."""
-        self.signal = signal.Signals(signum).name
-        raise KeyboardInterrupt(self.signal)
+        """SIGINT or SIGTERM: the first stops the run as Ctrl-C does (the reports are written, and say so; the
+        controller interrupts its local workers at once); a later one never breaks the shutdown it began."""
+        if self.interrupts.receive(signum) and not self.finishing:
+            self.signal = self.interrupts.first
+            raise KeyboardInterrupt(self.signal)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
@@ -485,6 +494,7 @@ class AppsPlugin:
     def pytest_sessionfinish_run(self, session: pytest.Session) -> None:
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
         the records of cases this run did not run taken from the store."""
+        self.finishing = True
         if self.controller is None or self.ledger is None:
             return
         if self.scheduler is not None and self.scheduler.collection is not None:
@@ -579,8 +589,10 @@ class AppsPlugin:
                                             red=bool(self.regression and not self.regression.passed))
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        for sig, handler in self._handlers.items():
-            signal.signal(sig, handler)
+        self.finishing = True
+        if not self.interrupts.received:  # (once interrupted, a signal to come still breaks nothing)
+            for sig, handler in self._handlers.items():
+                signal.signal(sig, handler)
         if self.lock is not None:
             self.lock.release()
         if self.ledger is not None:

@@ -1,0 +1,101 @@
+"""SIGINT and SIGTERM on a run: the first stops it at once and its reports are written, marked interrupted by that
+signal; a second (an impatient Ctrl-C, a CI runner's follow-up) never breaks the shutdown the first began.
+
+Without help, a signal to the controller alone (SIGTERM from a CI runner) leaves its xdist workers running their
+queues: execnet asks them to exit only when the session ends, waits 5 s before interrupting them and 10 s before
+killing them, so the run took 12-17 s to stop. Here the controller interrupts its local workers itself, at the
+first signal: each local worker leaves its pid in the plan folder (`note_worker`), and the controller sends SIGINT
+to those that are still its own children (`interrupt_workers`). A worker stops its case and closes its executor
+(whose server kills the program and everything it started), so nothing of the run is left behind.
+
+A second signal raised as a KeyboardInterrupt in the middle of the shutdown (xdist's teardown, the reports being
+written) ended in a traceback, without reports, with the workers left to execnet's timeouts. Here only the first
+signal interrupts; later ones are noted and passed over (on the controller they interrupt the workers again).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+WORKERS_FOLDER = "workers"  # in the plan folder: one `<worker id>.pid` per local xdist worker
+
+
+def note_worker(plan_folder: Path, worker: str, pid: int | None = None) -> None:
+    """A local worker leaves its pid where its controller can find it (best effort: a worker that cannot is
+    stopped by xdist's own shutdown, only later)."""
+    folder = Path(plan_folder) / WORKERS_FOLDER
+    try:
+        folder.mkdir(exist_ok=True)
+        (folder / f"{worker}.pid").write_text(str(os.getpid() if pid is None else pid), encoding="ascii")
+    except OSError:
+        pass
+
+
+def worker_pids(plan_folder: Path) -> list[int]:
+    """The pids the local workers left (`note_worker`)."""
+    pids = []
+    try:
+        files = sorted((Path(plan_folder) / WORKERS_FOLDER).glob("*.pid"))
+    except OSError:
+        return []
+    for file in files:
+        try:
+            pids.append(int(file.read_text(encoding="ascii").strip()))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def parent_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return int(fh.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def interrupt_workers(pids: Iterable[int], sig: int = signal.SIGINT, parent: int | None = None) -> list[int]:
+    """Send `sig` to each of `pids` that is still a child of `parent` (this process): never to a process that
+    merely reuses a pid. Returns those signalled."""
+    parent = os.getpid() if parent is None else parent
+    sent = []
+    for pid in pids:
+        if parent_of(pid) != parent:
+            continue
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            continue
+        sent.append(pid)
+    return sent
+
+
+class Interrupts:
+    """The signals a process received, and what each one does: the first interrupts (the caller raises
+    KeyboardInterrupt), later ones do not. `on_first` runs at the first signal, `on_later` at each later one,
+    before the decision is returned (on the controller: interrupt the workers)."""
+
+    def __init__(self, on_first: Callable[[], Any] | None = None, on_later: Callable[[], Any] | None = None) -> None:
+        self.received: list[str] = []
+        self.on_first = on_first
+        self.on_later = on_later
+
+    @property
+    def first(self) -> str | None:
+        """The name of the signal that interrupted the run (SIGINT, SIGTERM), or None."""
+        return self.received[0] if self.received else None
+
+    def receive(self, signum: int) -> bool:
+        """Note a signal; True when the run is to be interrupted now (the first one)."""
+        self.received.append(signal.Signals(signum).name)
+        hook = self.on_first if len(self.received) == 1 else self.on_later
+        if hook is not None:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - helping the shutdown along must never break it
+                pass
+        return len(self.received) == 1
