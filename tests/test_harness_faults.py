@@ -279,3 +279,31 @@ def test_a_second_sigint_still_writes_the_reports_and_leaves_nothing_behind(tmp_
     run = json.loads((tmp_path / "reports" / "apps-report.json").read_text())["run"]
     assert run["interrupted"] == "SIGINT" and not run["complete"]
     assert left_behind(snapshot) == []
+
+
+# ------------------------------------------------------------------------------------------------ a lost worker
+
+
+def test_a_lost_workers_case_runs_again_once_and_counts_once(tmp_path: Path) -> None:
+    """kill -9 of an xdist worker while its program runs: the case it was running runs again on another
+    worker, and every case counts once: in pytest's outcomes, the JUnit file and the run's `executed`."""
+    proc, _ = running_run(tmp_path)
+    worker = next(parent_of(s) for s in servers_below(proc.pid) if parent_of(s) != proc.pid)
+    os.kill(worker, signal.SIGKILL)
+    out, _ = proc.communicate(timeout=300)
+    report = json.loads((tmp_path / "reports" / "apps-report.json").read_text())
+    outcomes = [line for line in out.splitlines() if " passed" in line or " failed" in line][-1]
+    # six cases, six items: the lost run of the one it was running is an "R" (run again), neither passed nor failed
+    assert outcomes.startswith("6 passed, 1 rerun in") and "failed" not in outcomes, out
+    assert "(run again on another worker)" in out and "INCOMPLETE" not in out
+    junit = junit_outcomes(tmp_path / "j.xml")
+    assert len(junit) == 6 and set(junit.values()) == {"passed"}, junit
+    import xml.etree.ElementTree as ET
+    assert len(list(ET.parse(tmp_path / "j.xml").getroot().iter("testcase"))) == 6
+    run = report["run"]
+    assert run["executed"] == run["cases"] == 6 and report["summary"]["passed"] == 6, run
+    [down] = report["workers_down"]
+    assert down["crashed"] and down["run_again"], down
+    # every case has its verdict: the run is complete (the lost worker is on record) and passes
+    assert run["complete"] and run["reasons"] == [], run
+    assert proc.returncode == 0, out

@@ -33,6 +33,8 @@ from . import gateways, nodeids, transport
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
 from .cpus import available_cpus, xdist_workers
+from .crashes import forget_junit_case, settle_crash_report
+from .crashes import teststatus as crash_teststatus
 from .early import correct_setup
 from .interrupts import Interrupts, interrupt_workers, note_worker, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
@@ -397,7 +399,8 @@ class AppsPlugin:
         self.scheduler = ProblemScheduling(config, log, stealing=settings.work_stealing == "on",
                                            fail_fast=settings.fail_fast,
                                            held=self.ledger.held() if self.ledger is not None else (),
-                                           report_held=self.report_held)
+                                           report_held=self.report_held,
+                                           has_verdict=lambda nodeid: nodeid in self.records)
         return self.scheduler
 
     @pytest.hookimpl(tryfirst=True)
@@ -442,7 +445,16 @@ class AppsPlugin:
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
         assert self.controller is not None
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
-        self.controller.worker_crashed(worker, crashitem)
+        run_again = crashitem in getattr(sched, "run_again", ())
+        self.controller.worker_crashed(worker, crashitem, run_again)
+        if settle_crash_report(report, run_again, crashitem in self.records):
+            report.apps_run_again = run_again  # (for the hooks below: how the terminal and JUnit take it)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: Any) -> tuple[str, str, str] | None:
+        if hasattr(report, "apps_run_again"):
+            return crash_teststatus(report, report.apps_run_again)
+        return None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         if self.is_worker:
@@ -465,8 +477,8 @@ class AppsPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        if report.when in ("teardown", "???"):  # a test's last report; "???": a worker crashed running it
-            self.finished += 1
+        if report.when == "teardown" or (report.when == "???" and not getattr(report, "apps_run_again", False)):
+            self.finished += 1  # a test's last report; "???": a worker crashed running it (and it runs no more)
         if report.failed and self.scheduler is not None:
             self.scheduler.note_failure(report.nodeid)
         # Take our record out before --junitxml sees it: a dict property is noise there.
@@ -489,6 +501,8 @@ class AppsPlugin:
         terminal = self.config.pluginmanager.get_plugin("terminalreporter")
         if terminal is not None:
             (forget_on_worker if self.is_worker else forget_quiet_phase)(terminal.stats, report)
+        if getattr(report, "apps_run_again", False):  # a lost worker's case that runs again: one JUnit case
+            forget_junit_case(self.config.pluginmanager.get_plugins(), report)
 
     @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
     def pytest_sessionfinish_run(self, session: pytest.Session) -> None:

@@ -127,6 +127,7 @@ class Ledger:
         self.store = RecordStore(self.folder).load() if self.folder is not None else None
         self.reused: dict[str, CaseRecord] = {}  # node id -> its record, reported without running
         self.executed: list[str] = []  # node ids whose record this run produced
+        self._noted: set[str] = set()
         self.carried = 0  # records taken from the store for cases this run did not run
         self.failed = ""  # why the store stopped keeping this run's records ("" while it keeps them)
         self.not_kept = 0  # records of this run the store did not keep (once it failed)
@@ -148,7 +149,9 @@ class Ledger:
         """A record this run produced (not a reused one): kept in the store under its case's key."""
         if record.nodeid in self.reused:
             return
-        self.executed.append(record.nodeid)
+        if record.nodeid not in self._noted:  # (a case run again after its worker was lost counts once)
+            self._noted.add(record.nodeid)
+            self.executed.append(record.nodeid)
         key = self.keys.get(record.nodeid)
         if self.store is None or key is None or record.kind == HARNESS_ERROR:
             return

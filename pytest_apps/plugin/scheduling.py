@@ -90,8 +90,13 @@ def steal_plan(
 
 class ProblemScheduling(LoadScopeScheduling):
     def __init__(self, config: Any, log: Any = None, *, stealing: bool = True, fail_fast: bool = False,
-                 held: Iterable[str] = (), report_held: Callable[[list[str]], None] | None = None) -> None:
+                 held: Iterable[str] = (), report_held: Callable[[list[str]], None] | None = None,
+                 has_verdict: Callable[[str], bool] | None = None) -> None:
         super().__init__(config, log)
+        # whether a case's verdict reached the controller (its record came before its worker was lost)
+        self.has_verdict = has_verdict or (lambda nodeid: False)
+        self.crashed: set[str] = set()  # cases a lost worker was running
+        self.run_again: set[str] = set()  # those given to another worker (once: a case never crashes two)
         self.stealing = stealing
         self.fail_fast = fail_fast
         # node ids the controller reports from their records (--apps-resume): never sent to a worker
@@ -169,8 +174,9 @@ class ProblemScheduling(LoadScopeScheduling):
         self._failed.add(self._split_scope(nodeid))
 
     def remove_node(self, node: Any) -> str | None:
-        """A worker finished or crashed. A crashed worker's unfinished tests go back to the queue (the one it
-        was running too, as loadscope does) and the test it was running is returned."""
+        """A worker finished or crashed. A crashed worker's unfinished tests go back to the queue and the test it
+        was running is returned. That one goes back too (`run_again`), unless its verdict had reached the
+        controller or it was running on a lost worker before: each case runs again once, and counts once."""
         workload = self.assigned_work.pop(node)
         queue = self._queues.pop(node, deque())
         if self._victim is node:  # it will not answer
@@ -182,8 +188,13 @@ class ProblemScheduling(LoadScopeScheduling):
                 self._balance()
             return None
         crashitem = self.registered_collections[node][queue[0]]
+        again = crashitem not in self.crashed and not self.has_verdict(crashitem)
+        self.crashed.add(crashitem)
+        if again:
+            self.run_again.add(crashitem)
         for scope, unit in workload.items():
-            left = {nodeid: False for nodeid, done in unit.items() if not done}
+            left = {nodeid: False for nodeid, done in unit.items()
+                    if not done and (nodeid != crashitem or again) and not self.has_verdict(nodeid)}
             if left:
                 self.workqueue.setdefault(scope, {}).update(left)
         for other in self.nodes:

@@ -144,11 +144,13 @@ class ControllerState(RunState):
     def worker_lost(self, down: dict[str, Any]) -> None:
         self.workers_down.append(down)
 
-    def worker_crashed(self, worker: str | None, nodeid: str) -> None:
-        """The case a lost worker was running when it went down."""
+    def worker_crashed(self, worker: str | None, nodeid: str, run_again: bool | None = None) -> None:
+        """The case a lost worker was running when it went down (and whether it runs again on another worker)."""
         for down in self.workers_down:
             if down["worker"] == worker and not down["crashed"]:
                 down["crashed"] = nodeid
+                if run_again is not None:
+                    down["run_again"] = run_again
 
     def machine_isolation(self, machine: str, layers: list[str]) -> None:
         """Another machine's fences, as one of its workers found them; the report claims only what every

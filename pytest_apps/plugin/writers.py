@@ -174,6 +174,10 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     if not_selected is None:
         not_selected = min(without_result, cases - selected_n)
     never_ran = without_result - not_selected
+    # (a lost worker whose cases all ran again elsewhere took nothing from the run)
+    if workers_lost and not (without_result or selected_n - executed - reused > 0
+                             or any(r != HARNESS_FAULT for r in lacking.values())):
+        workers_lost = 0
     stopped = bool(interrupted or workers_lost or crashed)
     # selected cases that did not run here though their results are in the report (earlier records)
     stale = max(0, selected_n - executed - reused) if stopped and not never_ran else 0
@@ -311,6 +315,8 @@ def down_line(down: dict[str, Any]) -> str:
     where = f" on {down['machine']}" if down["machine"] != "localhost" else ""
     count = "an unknown number of" if down["unfinished"] is None else str(down["unfinished"])
     crashed = f", running {down['crashed']}" if down["crashed"] else ""
+    if down["crashed"] and "run_again" in down:
+        crashed += " (run again on another worker)" if down["run_again"] else " (not run again)"
     return (f"worker {down['worker']}{where} went down ({down['error'] or 'no reason given'}){crashed}: "
             f"{count} cases it had been given had not finished there")
 
