@@ -250,7 +250,8 @@ def test_one_signal_stops_a_run_at_once_and_its_reports_say_so(name: str, tmp_pa
     out, _ = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     print(f"{name}: stopped in {took:.2f} s")
-    assert took < 6.0, f"{took:.1f} s to stop\n{out}"  # (3 s on a quiet machine; this one is shared)
+    # about 1.5 s on a quiet machine (12-17 s before); a bound that holds on a shared one, under CI runners' 10 s
+    assert took < 9.0, f"{took:.1f} s to stop\n{out}"
     assert proc.returncode == 2 and "Traceback" not in out, out
     run = json.loads((tmp_path / "reports" / "apps-report.json").read_text())["run"]
     assert not run["complete"] and run["interrupted"] == name and run["incomplete"].startswith(f"interrupted ({name})")

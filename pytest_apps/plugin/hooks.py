@@ -364,18 +364,25 @@ class AppsPlugin:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
-        if self.held and not session.config.option.collectonly:
-            session.testscollected += len(self.held)
-            before = session.testsfailed
-            self.report_held([item.nodeid for item in self.held])
-            # pytest's loop reads failures counted before it as collection errors: a held failure counts once the
-            # loop has begun (for the exit status; with -x it has already set shouldfail)
-            held_failed, session.testsfailed = session.testsfailed - before, before
-            try:
-                return (yield)
-            finally:
-                session.testsfailed += held_failed
-        return (yield)
+        try:
+            if self.held and not session.config.option.collectonly:
+                session.testscollected += len(self.held)
+                before = session.testsfailed
+                self.report_held([item.nodeid for item in self.held])
+                # pytest's loop reads failures counted before it as collection errors: a held failure counts once
+                # the loop has begun (for the exit status; with -x it has already set shouldfail)
+                held_failed, session.testsfailed = session.testsfailed - before, before
+                try:
+                    return (yield)
+                finally:
+                    session.testsfailed += held_failed
+            return (yield)
+        except KeyboardInterrupt:
+            if self.signal is None or session.config.option.fulltrace:
+                raise
+            # our signal: pytest's terminal renders an interrupt's traceback with every frame's arguments, seconds
+            # of a deep xdist loop on a busy machine, to print its last line; this one starts here
+            raise KeyboardInterrupt(self.signal) from None
 
     def report_held(self, nodeids: list[str]) -> None:
         """Report these selected cases from their records, or as skipped after a reused failure (the scheduler
@@ -550,7 +557,8 @@ class AppsPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if not self.is_worker:  # for the report; asked before the executor is closed
             self.state.isolation()
-            self.state.machine_speed()
+            if not self.interrupts.received:  # (an interrupted run is not kept waiting for the figure)
+                self.state.machine_speed()
         elif self.state.started():
             self.config.workeroutput[ISOLATION_KEY] = self.state.isolation()  # type: ignore[attr-defined]
         self.state.close()
