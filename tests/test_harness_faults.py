@@ -19,8 +19,8 @@ from conftest import REPO, UNUSED_PLUGINS, cmdline, descendants_of, junit_outcom
 from pytest_apps import Evaluator
 from pytest_apps.api import problem_from_row
 from pytest_apps.core.errors import HarnessError
-from pytest_apps.report.rollup import P_FAIL, P_PASS, P_UNSCORED, summarize
 from pytest_apps.core.record import CaseRecord
+from pytest_apps.report.rollup import P_FAIL, P_PASS, P_UNSCORED, summarize
 
 # a program busy on a CPU for `SECONDS` of its own time, then right: while it runs, it is the one process below an
 # executor's zygote that uses a CPU (the spares wait), which is how a test finds "a program running"

@@ -313,3 +313,26 @@ def test_one_worker_runs_the_same_order_with_or_without_stealing():
             for s in (True, False)]
     assert [n for n, _, _ in runs[0].ran] == [n for n, _, _ in runs[1].ran]
     assert runs[0].steal_requests == 0
+
+
+def test_a_lost_workers_case_runs_again_once_then_never():
+    """The case a lost worker was running goes to another worker once; lost again there, it is not handed out a
+    third time (it has no verdict: "worker lost"), and the other cases still run once each."""
+    items = collection(1, 3)
+    slow = lambda nodeid: 1.0 if nodeid.endswith("test_0") else 0.01  # noqa: E731
+    sim = Sim(ProblemScheduling, items, workers=1, duration=slow, stealing=True)
+    sim.at(1.2, lambda: sim.crash(sim.workers[-1]))  # the replacement, running the same case again
+    sim.run(crash=(0, 0.5))
+    assert sim.crashes == ["solutions/0.py::test_0"] * 2
+    assert sim.sched.run_again == {"solutions/0.py::test_0"}
+    assert sorted(n for n, _, _ in sim.ran) == items[1:]
+
+
+def test_a_lost_workers_case_whose_verdict_arrived_is_not_run_again():
+    items = collection(1, 3)
+    slow = lambda nodeid: 1.0 if nodeid.endswith("test_0") else 0.01  # noqa: E731
+    arrived = {"solutions/0.py::test_0"}  # its record reached the controller before its teardown did
+    sim = Sim(ProblemScheduling, items, workers=1, duration=slow, stealing=True,
+              has_verdict=arrived.__contains__).run(crash=(0, 0.5))
+    assert sim.crashes == ["solutions/0.py::test_0"] and sim.sched.run_again == set()
+    assert sorted(n for n, _, _ in sim.ran) == items[1:]
