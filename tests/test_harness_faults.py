@@ -195,7 +195,7 @@ def test_a_run_whose_executor_is_killed_mid_case(kills: int, tmp_path: Path) -> 
     run = report["run"]
     assert not run["complete"] and run["without_verdict"]["count"] == 1
     assert run["without_verdict"]["cases"][0]["why"] == "harness error"
-    assert "the harness failed on it twice" in run["incomplete"]
+    assert "1 case without a verdict: a harness error" in run["incomplete"]
     assert f"INCOMPLETE RUN: {run['incomplete']}" in out and "unscored problems" in out
     assert list(junit.values()) == ["error"]  # a harness error, not a failure of the program
     assert (tmp_path / "r.md").read_text().startswith("> **Incomplete run**")

@@ -61,10 +61,10 @@ def test_broken_problem_scores_zero_with_its_reason():
     assert s.figures["strict_accuracy"] == 0.0 and s.figures["problems_with_code"] == 0
 
 
-def test_harness_errors_alone_make_a_problem_incomplete_not_failed():
+def test_harness_errors_alone_leave_a_problem_unscored_not_failed():
     recs = records("0", ["pass", "harness_error", "pass"])
     s = summarize([problem("0")], {"0": "s/0.py"}, [], recs)
-    assert s.problems[0].verdict == "incomplete" and s.figures["harness_errors"] == 1
+    assert s.problems[0].verdict == "unscored" and s.figures["harness_errors"] == 1 and s.figures["unscored"] == 1
 
 
 def test_skipped_rows_are_counted_with_reasons():

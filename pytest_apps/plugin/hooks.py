@@ -533,6 +533,9 @@ class AppsPlugin:
         elif session.shouldfail:
             interrupted = str(session.shouldfail)
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
+        for down in self.controller.workers_down:  # given to another worker, but xdist stopped before it ran
+            if down.get("run_again") and down["crashed"] not in self.records:
+                down["run_again"] = False
         lacking = lacking_verdicts(
             self.ledger.cases, self.records, interrupted=interrupted, workers_lost=bool(self.controller.workers_down),
             lost=[down["crashed"] for down in self.controller.workers_down if down["crashed"]],

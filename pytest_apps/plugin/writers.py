@@ -201,8 +201,8 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
     if harness:
         reasons.append({"kind": "harness_error", "cases": harness,
-                        "text": f"{harness} case{'s' if harness != 1 else ''} without a verdict: the harness failed on "
-                                f"{'them' if harness != 1 else 'it'} twice (executor lost; its problem is unscored)"})
+                        "text": f"{harness} case{'s' if harness != 1 else ''} without a verdict: a harness error (an "
+                                "executor lost twice, or a checker's fault; the problem is unscored)"})
     section: dict[str, Any] = {
         "complete": not reasons,
         "cases": cases,

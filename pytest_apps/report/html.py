@@ -522,7 +522,7 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     unscored = f.get("unscored_problems") or []
     if unscored:
         blocks.append(
-            f"<details><summary>Unscored problems: the harness failed on a case twice, not the program "
+            f"<details><summary>Unscored problems: a harness error on a case, not the program "
             f"({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
         )
     missing = f.get("missing_ids") or []

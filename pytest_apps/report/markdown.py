@@ -68,8 +68,8 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
                 lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                              f"{range_text((ci.get(key) or {}).get(name))} |")
     if f.get("unscored"):
-        lines += ["", f"Unscored ({f['unscored']}): the harness failed on a case of each twice (not the program's "
-                      f"failure): {_ids(f.get('unscored_problems') or [])}."]
+        lines += ["", f"Unscored ({f['unscored']}): a harness error on a case of each (not the program's failure)"
+                      f": {_ids(f.get('unscored_problems') or [])}."]
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())
