@@ -208,10 +208,12 @@ SLEEPY = "import time\ntime.sleep(4)\nprint(int(input()) * 2)\n"
 
 
 def start_time(pid: int) -> str | None:
+    """A live process's start time (None once it has ended: gone, or a zombie waiting to be reaped)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+    return None if fields[0] in ("Z", "X") else fields[19]
 
 
 def left_behind(snapshot: dict[int, str | None]) -> list[str]:
@@ -308,3 +310,23 @@ def test_a_lost_workers_case_runs_again_once_and_counts_once(tmp_path: Path) -> 
     # every case has its verdict: the run is complete (the lost worker is on record) and passes
     assert run["complete"] and run["reasons"] == [], run
     assert proc.returncode == 0, out
+
+
+def test_only_the_first_signal_interrupts_and_only_our_own_children_are_signalled(tmp_path: Path) -> None:
+    from pytest_apps.plugin.interrupts import Interrupts, interrupt_workers, note_worker, worker_pids
+
+    calls: list[str] = []
+    interrupts = Interrupts(on_first=lambda: calls.append("first"), on_later=lambda: calls.append("later"))
+    assert interrupts.receive(signal.SIGTERM) and interrupts.first == "SIGTERM"
+    assert not interrupts.receive(signal.SIGINT) and not interrupts.receive(signal.SIGINT)
+    assert calls == ["first", "later", "later"] and interrupts.first == "SIGTERM"
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        note_worker(tmp_path, "gw0", child.pid)
+        note_worker(tmp_path, "gw1", os.getppid())  # not ours: a pid is never signalled on its number alone
+        assert sorted(worker_pids(tmp_path)) == sorted([child.pid, os.getppid()])
+        assert interrupt_workers(worker_pids(tmp_path), signal.SIGTERM) == [child.pid]
+        assert child.wait(10) == -signal.SIGTERM
+    finally:
+        child.kill()
+        child.wait()

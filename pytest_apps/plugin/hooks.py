@@ -36,7 +36,7 @@ from .cpus import available_cpus, xdist_workers
 from .crashes import forget_junit_case, settle_crash_report
 from .crashes import teststatus as crash_teststatus
 from .early import correct_setup
-from .interrupts import Interrupts, interrupt_workers, note_worker, worker_pids
+from .interrupts import Interrupts, interrupt_workers, note_worker, starting_workers, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
 from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
 from .outputs import ReportLock, check_outputs
@@ -304,14 +304,22 @@ class AppsPlugin:
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
         self._handlers: dict[int, Any] = {}
-        workerinput = getattr(config, "workerinput", {})
-        if self.is_worker and PLAN_KEY in workerinput and REMOTE_KEY not in workerinput:
-            note_worker(Path(workerinput[PLAN_KEY]), str(workerinput.get("workerid")))
-        hurry = None if self.is_worker else (lambda: interrupt_workers(worker_pids(self.state.plan.folder)))
+        hurry = None if self.is_worker else self._stop_workers
         self.interrupts = Interrupts(on_first=hurry, on_later=hurry)
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._handlers[sig] = signal.signal(sig, self._interrupted)
+        workerinput = getattr(config, "workerinput", {})
+        if self.is_worker and PLAN_KEY in workerinput and REMOTE_KEY not in workerinput:
+            # (once its handlers are in place: from then on, the controller's SIGINT stops it as Ctrl-C does)
+            note_worker(Path(workerinput[PLAN_KEY]), str(workerinput.get("workerid")))
+
+    def _stop_workers(self) -> None:
+        """At a signal on the controller: interrupt its local workers now (see interrupts.py)."""
+        folder = self.state.plan.folder
+        interrupt_workers(worker_pids(folder))
+        nodemanager = getattr(self.config.pluginmanager.getplugin("dsession"), "nodemanager", None)
+        interrupt_workers(starting_workers(getattr(nodemanager, "group", None) or (), folder), signal.SIGTERM)
 
     def _interrupted(self, signum: int, frame: Any) -> None:
         """SIGINT or SIGTERM: the first stops the run as Ctrl-C does (the reports are written, and say so; the

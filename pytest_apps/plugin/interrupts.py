@@ -5,7 +5,8 @@ Without help, a signal to the controller alone (SIGTERM from a CI runner) leaves
 queues: execnet asks them to exit only when the session ends, waits 5 s before interrupting them and 10 s before
 killing them, so the run took 12-17 s to stop. Here the controller interrupts its local workers itself, at the
 first signal: each local worker leaves its pid in the plan folder (`note_worker`), and the controller sends SIGINT
-to those that are still its own children (`interrupt_workers`). A worker stops its case and closes its executor
+to those that are still its own children (`interrupt_workers`). A worker still starting (no pid left yet: no
+executor, no result) is ended with SIGTERM (`starting_workers`); execnet would wait 5 s for it, then 10 s. A worker stops its case and closes its executor
 (whose server kills the program and everything it started), so nothing of the run is left behind.
 
 A second signal raised as a KeyboardInterrupt in the middle of the shutdown (xdist's teardown, the reports being
@@ -72,6 +73,21 @@ def interrupt_workers(pids: Iterable[int], sig: int = signal.SIGINT, parent: int
             continue
         sent.append(pid)
     return sent
+
+
+def starting_workers(gateways: Iterable[Any], plan_folder: Path) -> list[int]:
+    """The pids of local (popen) worker processes that have not left their pid yet: still starting, without this
+    plugin configured, so without an executor or a result. (execnet keeps a popen gateway's process as
+    `_io.popen`; where it does not, none are found.)"""
+    pids = []
+    for gateway in gateways:
+        spec = getattr(gateway, "spec", None)
+        popen = getattr(getattr(gateway, "_io", None), "popen", None)
+        if not getattr(spec, "popen", False) or getattr(popen, "pid", None) is None:
+            continue
+        if not (Path(plan_folder) / WORKERS_FOLDER / f"{getattr(gateway, 'id', '')}.pid").exists():
+            pids.append(popen.pid)
+    return pids
 
 
 class Interrupts:
