@@ -197,6 +197,7 @@ def test_a_run_whose_executor_is_killed_mid_case(kills: int, tmp_path: Path) -> 
     assert run["without_verdict"]["cases"][0]["why"] == "harness error"
     assert "1 case without a verdict: a harness error" in run["incomplete"]
     assert f"INCOMPLETE RUN: {run['incomplete']}" in out and "unscored problems" in out
+    assert "without a verdict: cands/920001.py::test_0 (harness error)" in out
     assert list(junit.values()) == ["error"]  # a harness error, not a failure of the program
     assert (tmp_path / "r.md").read_text().startswith("> **Incomplete run**")
     assert "Unscored problems" in (tmp_path / "r.html").read_text()

@@ -288,6 +288,10 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         n = run["records"]["not_kept"]
         lines.append(f"records: WARNING: the record store {store} failed ({run['records']['failed']}): {n} "
                      f"record{'s' if n != 1 else ''} of this run were not kept (every verdict is in the reports)")
+    shown = [case for case in (run.get("without_verdict") or {}).get("cases", []) if case["why"] != "not selected"]
+    if shown:  # (the cases a narrowed selection left out are said above, by their count)
+        more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
+        lines.append("without a verdict: " + ", ".join(f"{c['case']} ({c['why']})" for c in shown[:5]) + more)
     if "rerun_count" in run:
         lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
                      f"{run['rerun_count']} rerun cases into the records of the others")
