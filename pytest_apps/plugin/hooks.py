@@ -15,53 +15,113 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..candidates.sources import CandidateError
-from ..core.record import CaseRecord
-from ..core.settings import OptionError, Settings, resolve
-from ..dataset.rows import DatasetError
-from ..executor.slots import remove_pool
-from ..judge.special import SpecialJudgeError
-from ..report.comparison_text import baseline_lines, newly_failing_lines
-from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
-from ..report.received import CaseRecords
-from ..report.rollup import Summary
-from . import gateways, nodeids, transport
-from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
-from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
-from .cpus import available_cpus, xdist_workers
-from .crashes import forget_junit_case, settle_crash_report
-from .crashes import teststatus as crash_teststatus
 from .early import correct_setup
-from .interrupts import Interrupts, interrupt_workers, note_worker, starting_workers, worker_pids
-from .ledger import Ledger, report_recorded, report_skipped
-from .options import add_options, candidate_sources, dormant_line, is_active, lies_in
-from .outputs import ReportLock, check_outputs
-from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
-from .progress import progress_printer
-from .remote import REMOTE_KEY, RemoteWorkers, worker_setup
-from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
-from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
-from .termstats import forget_on_worker, forget_quiet_phase
-from .writers import (
-    REPORT_NOT_WRITTEN,
-    added_header_lines,
-    build_summary,
-    is_complete_report,
-    junit_properties,
-    lacking_verdicts,
-    run_section,
-    suite_properties,
-    terminal_lines,
-    write_reports,
-)
+from .options import REMOTE_KEY, add_options, candidate_sources, dormant_line, is_active, lies_in
+
+if TYPE_CHECKING:  # (load_active imports them for a run that turns the plugin on)
+    from ..candidates.sources import CandidateError
+    from ..core.record import CaseRecord
+    from ..core.settings import OptionError, Settings, resolve
+    from ..dataset.rows import DatasetError
+    from ..executor.slots import remove_pool
+    from ..judge.special import SpecialJudgeError
+    from ..report.comparison_text import baseline_lines, newly_failing_lines
+    from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
+    from ..report.received import CaseRecords
+    from ..report.rollup import Summary
+    from . import gateways, nodeids, transport
+    from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
+    from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
+    from .cpus import available_cpus, xdist_workers
+    from .crashes import forget_junit_case, settle_crash_report
+    from .crashes import teststatus as crash_teststatus
+    from .interrupts import Interrupts, interrupt_workers, note_worker, starting_workers, worker_pids
+    from .ledger import Ledger, report_recorded, report_skipped
+    from .outputs import ReportLock, check_outputs
+    from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
+    from .progress import progress_printer
+    from .remote import RemoteWorkers, worker_setup
+    from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
+    from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
+    from .termstats import forget_on_worker, forget_quiet_phase
+    from .writers import (
+        REPORT_NOT_WRITTEN,
+        added_header_lines,
+        build_summary,
+        is_complete_report,
+        junit_properties,
+        lacking_verdicts,
+        run_section,
+        suite_properties,
+        terminal_lines,
+        write_reports,
+    )
+
 
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
+SESSION = "apps-session"  # the name the active run's AppsPlugin is registered under
+
+
+def load_active() -> None:
+    """Import what an active run needs into this module's names, once. The module is the `pytest11` entry point,
+    loaded by every pytest run in an environment that has the plugin installed: until the plugin turns on it
+    holds only the option declarations (the engine, the judges, the dataset readers and numpy cost most of a
+    second, which a run that does not use the plugin must not pay)."""
+    global CandidateError, CaseRecord, OptionError, Settings, resolve, DatasetError, remove_pool, \
+        SpecialJudgeError, baseline_lines, newly_failing_lines, Gate, fail_under_verdict, passed, \
+        regression_verdict, CaseRecords, Summary, gateways, nodeids, transport, BASELINE_KEY, \
+        check_baseline, read_baseline, RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, \
+        remote_selected, available_cpus, xdist_workers, forget_junit_case, settle_crash_report, \
+        crash_teststatus, Interrupts, interrupt_workers, note_worker, starting_workers, worker_pids, Ledger, \
+        report_recorded, report_skipped, ReportLock, check_outputs, PLAN_FILE, HookError, Plan, build_plan, \
+        collection_roots, load_plan, remove_plan, progress_printer, RemoteWorkers, worker_setup, PLACE_KEY, \
+        PLAN_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state, STATE_KEY, \
+        ControllerState, RemoteWorkerState, RunState, WorkerState, forget_on_worker, forget_quiet_phase, \
+        REPORT_NOT_WRITTEN, added_header_lines, build_summary, is_complete_report, junit_properties, \
+        lacking_verdicts, run_section, suite_properties, terminal_lines, write_reports
+    from ..candidates.sources import CandidateError
+    from ..core.record import CaseRecord
+    from ..core.settings import OptionError, Settings, resolve
+    from ..dataset.rows import DatasetError
+    from ..executor.slots import remove_pool
+    from ..judge.special import SpecialJudgeError
+    from ..report.comparison_text import baseline_lines, newly_failing_lines
+    from ..report.gates import Gate, fail_under_verdict, passed, regression_verdict
+    from ..report.received import CaseRecords
+    from ..report.rollup import Summary
+    from . import gateways, nodeids, transport
+    from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
+    from .collect import RECORD_KEY, CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
+    from .cpus import available_cpus, xdist_workers
+    from .crashes import forget_junit_case, settle_crash_report
+    from .crashes import teststatus as crash_teststatus
+    from .interrupts import Interrupts, interrupt_workers, note_worker, starting_workers, worker_pids
+    from .ledger import Ledger, report_recorded, report_skipped
+    from .outputs import ReportLock, check_outputs
+    from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan, remove_plan
+    from .progress import progress_printer
+    from .remote import RemoteWorkers, worker_setup
+    from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY, controller_state, remote_worker_state, worker_state
+    from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
+    from .termstats import forget_on_worker, forget_quiet_phase
+    from .writers import (
+        REPORT_NOT_WRITTEN,
+        added_header_lines,
+        build_summary,
+        is_complete_report,
+        junit_properties,
+        lacking_verdicts,
+        run_section,
+        suite_properties,
+        terminal_lines,
+        write_reports,
+    )
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -97,6 +157,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if not worker:
             config.stash[DORMANT_KEY] = dormant_line(config.getini, config.inipath)
         return
+    load_active()
     started = time.time()
     # APPS data holds integers longer than the default int/str conversion limit allows.
     sys.set_int_max_str_digits(0)
@@ -111,7 +172,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
-    config.pluginmanager.register(AppsPlugin(config, started), "apps-session")
+    config.pluginmanager.register(AppsPlugin(config, started), SESSION)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -181,7 +242,7 @@ def collected_arguments(config: pytest.Config, settings: Settings, plan: Plan) -
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With the plugin dormant, pytest does not walk into the candidates' folders: nothing there is a test, and
     pytest's Python collector would import a `test_*.py` there, running candidate code inside pytest."""
-    if STATE_KEY in config.stash or not lies_in(collection_path, config.stash.get(SOURCES_KEY, [])):
+    if config.pluginmanager.has_plugin(SESSION) or not lies_in(collection_path, config.stash.get(SOURCES_KEY, [])):
         return None
     return True
 
@@ -201,6 +262,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
     collected = yield
     if not collected or not lies_in(file_path, parent.config.stash.get(SOURCES_KEY, [])):
         return collected
+    if not parent.config.pluginmanager.has_plugin(SESSION):
+        return []  # dormant: none of these is ours
     return [node for node in collected if isinstance(node, CandidateFile)]
 
 

@@ -9,6 +9,11 @@ from typing import Any
 
 from ..core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve
 
+# workerinput: the plan, for a worker that cannot read the controller's files (remote.py). Such a worker is
+# active whatever its options say; declared here, with the other tests of activity, so that the entry point
+# can tell without importing the rest.
+REMOTE_KEY = "apps_remote_plan"
+
 
 def add_options(parser: Any) -> None:
     group = parser.getgroup("apps", "APPS benchmark (pytest-apps)")

@@ -49,9 +49,9 @@ from ..engine.result import CaseResult
 from ..judge.checkers import BUILTIN, Checkers
 from . import nodeids
 from .nodeids import Argument, FileIds
+from .options import REMOTE_KEY
 from .plan import Plan, plan_data, plan_from_data
 
-REMOTE_KEY = "apps_remote_plan"  # workerinput: the plan, for a worker that cannot read the controller's files
 CHANNEL_KEY = "apps_channel"  # workerinput: that worker's channel to the controller's Feeder
 OPTIONS_KEY = "apps_remote_options"  # workerinput: what it takes from the controller's options
 
