@@ -105,6 +105,7 @@ class Executor:
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
         self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
+        self._greeting = False  # the server was sent its greeting and has not been heard answering it
         self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
         self._layers: list[str] = []
         self._layer_errors: dict[str, str] = {}
@@ -160,9 +161,20 @@ class Executor:
         except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the run
             return None
 
+    def start(self) -> None:
+        """Start the server now without waiting for it: its interpreter start, fence set-up and the zygote's
+        preload then overlap the caller's own work (its imports, collection); the first run or question waits
+        for what is left. A server that cannot start is reported by that first run, as always."""
+        with self._lock:
+            if self._proc is None and not self._closed:
+                try:
+                    self._spawn()
+                except Exception:  # noqa: BLE001 - the first run starts it again and says why it cannot
+                    pass
+
     def isolation(self) -> list[str]:
         """Names of the active isolation layers (starts the server if it is not running)."""
-        if self._proc is None and not self._closed:
+        if (self._proc is None or self._greeting) and not self._closed:
             try:
                 with self._lock:
                     self._ensure_server()
@@ -200,8 +212,17 @@ class Executor:
     # -- internals ----------------------------------------------------------------------------------
     def _ensure_server(self) -> subprocess.Popen:
         if self._proc is not None and self._proc.poll() is None and not self._dying():
+            if self._greeting:
+                self._greet()
             return self._proc
         self._stop_server()
+        self._spawn()
+        self._greet()
+        assert self._proc is not None
+        return self._proc
+
+    def _spawn(self) -> None:
+        """Start the server and send it its greeting; its answer is read by `_greet`."""
         pinned_speed = _speed.parse_pinned(os.environ.get(_speed.ENV))  # the testing seam (speed.py), checked first
         proc = subprocess.Popen(
             # -P -s (of -I): no script folder or user site on sys.path; not -E, so that the fixed hash seed
@@ -216,20 +237,30 @@ class Executor:
             start_new_session=True,  # Ctrl-C in the terminal goes to pytest, which closes us
         )
         self._proc = proc
+        self._greeting = True
         try:
             _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
                                                     "limits": _wire(self.limits), "cpu": self.cpu,
                                                     "preload": list(self.preload),
                                                     "speed_factor": pinned_speed})
+        except Exception:
+            self._stop_server()
+            raise
+
+    def _greet(self) -> None:
+        """Read the server's answer to its greeting: its isolation layers, what to clean after it, its CPU."""
+        proc = self._proc
+        assert proc is not None
+        try:
             hello = self._recv(proc, 30.0)
         except Exception:
             self._stop_server()
             raise
+        self._greeting = False
         self._leftovers = (hello.get("base"), hello.get("cgroup"))
         self._layers = list(hello.get("layers", []))
         self._layer_errors = dict(hello.get("layer_errors", {}))
         self.pinned = hello.get("cpu")
-        return proc
 
     def _dying(self) -> bool:
         """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests

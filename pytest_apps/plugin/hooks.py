@@ -169,6 +169,10 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         state = configure_controller(config)
     config.stash[STATE_KEY] = state
+    if not config.option.collectonly:
+        # The server's start and the zygote's preload overlap this process's collection (and, on a worker,
+        # the controller's scheduling) rather than following them: the first item would wait for all of it.
+        state.executor.start()
     if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
         config.option.dist = "loadscope"
