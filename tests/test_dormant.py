@@ -76,3 +76,24 @@ def test_active_run_loads_the_rest(sample_project: pytest.Pytester) -> None:
     result = sample_project.runpytest_subprocess("--apps-dataset", "sample", "-p", "no:cacheprovider", "-q")
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["*passed*"])
+
+
+def test_seed_judge_loads_numpy_only_for_its_numeric_step() -> None:
+    """A pasted node id's process imports the seed judge: an exact answer must not cost it numpy's import."""
+    exact = imported_by("from pytest_apps.judge.seed import compare_stdin\n"
+                        "assert compare_stdin('1 2\\n', '1 2') == 'exact'")
+    assert "numpy" not in exact
+    numeric = imported_by("from pytest_apps.judge.seed import compare_stdin\n"
+                          "assert compare_stdin('0.5\\n', '0.5000001') == 'numeric'\n"
+                          "assert compare_stdin('0.5\\n', '0.6') is None")
+    assert "numpy" in numeric
+
+
+def test_an_active_plugin_imports_numpy_only_when_a_comparison_needs_it() -> None:
+    loaded = imported_by("import pytest_apps.plugin.hooks as entry\nentry.load_active()\n"
+                         "from pytest_apps.judge import taco\n"
+                         "assert taco.compare_stdin('7\\n', '7') == 'exact'")
+    assert "pytest_apps.engine.run" in loaded and "numpy" not in loaded
+    numeric = imported_by("from pytest_apps.judge import taco\n"
+                          "assert taco.compare_stdin('12', '1\\n2\\n') == 'chars_numeric'")
+    assert "numpy" in numeric

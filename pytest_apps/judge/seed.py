@@ -36,9 +36,7 @@ import json
 import math
 import re
 import signal as _signal
-from typing import Any, Callable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..core import jsontext
 from ..core.errors import HarnessError
@@ -61,6 +59,9 @@ from ..core.outcome import (
     Outcome,
     Verdict,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "ATOL",
@@ -143,7 +144,19 @@ def _numeric_tokens(tokens: list[str]) -> np.ndarray | None:
         if not math.isfinite(value):
             return None
         values.append(value)
-    return np.asarray(values, dtype=float)
+    return _numpy().asarray(values, dtype=float)
+
+
+def _allclose(got: np.ndarray, expected: np.ndarray) -> bool:
+    return bool(_numpy().allclose(got, expected, rtol=RTOL, atol=ATOL))
+
+
+def _numpy() -> Any:
+    """numpy, loaded on first use: exact and line-wise answers (most of them) never need it, and its import is
+    most of what a process that runs one case (a pasted node id) would otherwise add to pytest's start."""
+    import numpy
+
+    return numpy
 
 
 def compare_stdin(expected: Any, got: str) -> str | None:
@@ -165,7 +178,7 @@ def compare_stdin(expected: Any, got: str) -> str | None:
     got_nums = _numeric_tokens(got_tokens)
     if got_nums is None:
         return None
-    if np.allclose(got_nums, exp_nums, rtol=RTOL, atol=ATOL):
+    if _allclose(got_nums, exp_nums):
         return "numeric"
     return None
 
@@ -219,7 +232,7 @@ def _as_float_array(value: Any) -> np.ndarray | None:
         raise TypeError(f"{type(item).__name__} is not a number")
 
     try:
-        return np.array(walk(value), dtype=float)  # ragged nesting raises ValueError
+        return _numpy().array(walk(value), dtype=float)  # ragged nesting raises ValueError
     except _ODD_DATA:
         return None
 
@@ -255,7 +268,7 @@ def _step_numeric(expected: Any, got: Any) -> bool:
     exp, out = _as_float_array(expected), _as_float_array(got)
     if exp is None or out is None or exp.shape != out.shape:
         return False
-    return bool(np.allclose(out, exp, rtol=RTOL, atol=ATOL))
+    return _allclose(out, exp)
 
 
 def _step_set(expected: Any, got: Any) -> bool:

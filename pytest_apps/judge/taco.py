@@ -29,8 +29,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..core.outcome import COMPILE_ERROR, PASS, RUN_COMPILE_ERROR, RUN_EXITED, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
 from .seed import Checker, checked, cut, ended_verdict, first_difference
 
@@ -128,6 +126,13 @@ def _floats(items: Any) -> list[float]:
     return [float(x) for x in items]
 
 
+def _numpy() -> Any:
+    """numpy, loaded when a comparison first needs it (not for an exact answer, nor by a run of another judge)."""
+    import numpy
+
+    return numpy
+
+
 def compare_stdin(got: str, expected: str) -> str | None:
     """TACO's ``compare_std_results`` on a program's stdout (one string) and the expected text: the name of the step
     that accepts, or None. Each step below is one of TACO's checks that can accept a string output."""
@@ -137,7 +142,7 @@ def compare_stdin(got: str, expected: str) -> str | None:
     # float() of every character of the output against the expected lines' numbers
     try:
         mine, theirs = _floats(got), _floats(lines)
-        if len(mine) == len(theirs) and np.allclose(mine, theirs):
+        if len(mine) == len(theirs) and _numpy().allclose(mine, theirs):
             return "chars_numeric"
     except (ValueError, TypeError, OverflowError):
         pass
