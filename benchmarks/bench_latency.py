@@ -83,12 +83,23 @@ class Kinds(threading.Thread):
     def kind(self, pid: int, ppid: int, cmd: bytes, table: dict) -> str | None:
         if pid == self.top:
             return "controller"
+        if not self.below_top(ppid, table):
+            return None  # (another run's process: the machine is shared)
         if b"executor/serve.py" in cmd:
             parent = table.get(ppid)
             return "zygote+programs" if parent and b"executor/serve.py" in parent[1] else "server"
         if ppid == self.top:
             return "worker"
         return None
+
+    def below_top(self, pid: int, table: dict) -> bool:
+        for _ in range(64):
+            if pid == self.top:
+                return True
+            if pid not in table:
+                return False
+            pid = table[pid][0]
+        return False
 
     def totals(self) -> dict[str, float]:
         out: dict[str, float] = {}
@@ -176,6 +187,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--skip-full", action="store_true", help="leave out the full run of the real rows")
+    ap.add_argument("--parts", default="1,2,3,4,5", help="which of the five figures to measure (default all)")
     args = ap.parse_args()
     data = shared()
     with tempfile.TemporaryDirectory(prefix="bench-latency-") as tmp:
@@ -186,57 +198,81 @@ def main() -> None:
         timed(pytest("test_one.py"), bare, env)  # fills the bytecode cache
         timed(pytest("solutions/17.py::test_0"), one, env)
 
-        print("1. dormant: pytest -q on one trivial test")
-        plain, off = best(args.runs, lambda: timed(pytest("test_one.py"), bare, env),
-                          lambda: timed(pytest("-p", "no:apps", "test_one.py"), bare, env))
-        print(f"   installed {plain['wall']:.3f} s (CPU {plain['least_cpu']:.3f} s), -p no:apps {off['wall']:.3f} s "
-              f"(CPU {off['least_cpu']:.3f} s): +{(plain['wall'] - off['wall']) * 1000:.0f} ms wall, "
-              f"+{(plain['least_cpu'] - off['least_cpu']) * 1000:.0f} ms CPU (target 50 ms)")
+        parts = {int(p) for p in args.parts.split(",")} - ({5} if args.skip_full else set())
+        if 1 in parts:
+            dormant(args.runs, bare, env)
+        if 2 in parts:
+            pasted(args.runs, one, bare, env)
+        if 3 in parts:
+            started(args.runs, one, bare, env)
+        if 4 in parts:
+            echo_workload(args.runs, work, bare, echo, env)
+        if 5 in parts:
+            full_run(work, data, env)
 
-        print("2. a pasted node id against a bare pytest run of one trivial test")
-        node, base = best(args.runs, lambda: timed(pytest("solutions/17.py::test_0"), one, env),
-                          lambda: timed(pytest("test_one.py"), bare, env))
-        print(f"   node id {node['wall']:.2f} s (CPU {node['least_cpu']:.2f} s), bare {base['wall']:.2f} s "
-              f"(CPU {base['least_cpu']:.2f} s): +{node['wall'] - base['wall']:.2f} s (target 0.6 s)")
 
-        print("3. -n 2 on one problem against pytest-xdist's own -n 2 start")
-        two, xd = best(args.runs, lambda: timed(pytest("-n", "2", "solutions/17.py"), one, env),
-                       lambda: timed(pytest("-n", "2", "test_one.py"), bare, env))
-        print(f"   -n 2 one problem {two['wall']:.2f} s (CPU {two['least_cpu']:.2f} s), xdist alone "
-              f"{xd['wall']:.2f} s (CPU {xd['least_cpu']:.2f} s): +{two['wall'] - xd['wall']:.2f} s (target 1.5 s)")
+def dormant(runs: int, bare: Path, env: dict[str, str]) -> None:
+    print("1. dormant: pytest -q on one trivial test")
+    plain, off = best(runs, lambda: timed(pytest("test_one.py"), bare, env),
+                      lambda: timed(pytest("-p", "no:apps", "test_one.py"), bare, env))
+    print(f"   installed {plain['wall']:.3f} s (CPU {plain['least_cpu']:.3f} s), -p no:apps {off['wall']:.3f} s "
+          f"(CPU {off['least_cpu']:.3f} s): +{(plain['wall'] - off['wall']) * 1000:.0f} ms wall, "
+          f"+{(plain['least_cpu'] - off['least_cpu']) * 1000:.0f} ms CPU (target 50 ms)")
 
-        tests = ECHO_PROBLEMS * ECHO_TESTS
-        print(f"4. echo workload, {ECHO_PROBLEMS} problems x {ECHO_TESTS} tests of print(input()), CPU per test")
-        fork = min(fork_exit_cpu(env) for _ in range(3))
-        report = work / "echo.json"
-        e2, e1, nothing = best(
-            max(2, args.runs // 2),
-            lambda: timed(pytest("-n", "2", "--apps-report", str(report)), echo, env, kinds=True),
-            lambda: timed(pytest("-p", "no:xdist", "--apps-report", str(report)), echo, env, kinds=True),
-            lambda: timed(pytest("-n", "2", "-p", "no:apps", "test_many.py"), bare, env, kinds=True))
-        own = sum(t["time"] for p in json.loads(report.read_text())["problems"] for t in p["tests"]) / tests
-        floor = nothing["least_cpu"] / tests + fork
-        for name, r in (("-n 2", e2), ("-n 1", e1)):
-            cpu = r["least_cpu"] / tests
-            print(f"   {name}: {cpu * 1000:.2f} ms per test ({cpu / floor:.2f}x the floor; target 1.15x at -n 2), "
-                  f"wall {r['wall']:.1f} s; by kind (ms): {per_kind(r, tests)}")
-        print(f"   floor {floor * 1000:.2f} ms = xdist item doing nothing {nothing['least_cpu'] / tests * 1000:.2f} ms "
-              f"(by kind: {per_kind(nothing, tests)}) + fork and exit of a warm Python {fork * 1000:.2f} ms; "
-              f"the programs' own time {own * 1000:.2f} ms per test")
-        print(f"   -n 2 against -n 1 wall: {e2['wall'] / e1['wall']:.2f}")
 
-        if args.skip_full:
-            return
-        print("5. the real rows, first reference solution, every test, -n 2: wall time against the CPU floor")
-        full = work / "full.json"
-        rows = data / "apps_test_rows.jsonl"
-        r = timed(pytest("-n", "2", "--apps-dataset", str(rows), "--apps-candidates", "reference",
-                         "--apps-max-tests", "0", "--apps-report", str(full), "--rootdir", str(work)),
-                  work, env, ok=(0, 1))
-        own = sum(t["time"] for p in json.loads(full.read_text())["problems"] for t in p["tests"])
-        cpus = min(2, len(os.sched_getaffinity(0)))
-        print(f"   wall {r['wall']:.1f} s, CPU floor {own / cpus:.1f} s (programs' own time {own:.1f} s over "
-              f"{cpus} CPUs): {r['wall'] / (own / cpus):.2f}x (target 1.18x); all processes' CPU {r['cpu']:.1f} s")
+
+def pasted(runs: int, one: Path, bare: Path, env: dict[str, str]) -> None:
+    print("2. a pasted node id against a bare pytest run of one trivial test")
+    node, base = best(runs, lambda: timed(pytest("solutions/17.py::test_0"), one, env),
+                      lambda: timed(pytest("test_one.py"), bare, env))
+    print(f"   node id {node['wall']:.2f} s (CPU {node['least_cpu']:.2f} s), bare {base['wall']:.2f} s "
+          f"(CPU {base['least_cpu']:.2f} s): +{node['wall'] - base['wall']:.2f} s (target 0.6 s)")
+
+
+
+def started(runs: int, one: Path, bare: Path, env: dict[str, str]) -> None:
+    print("3. -n 2 on one problem against pytest-xdist's own -n 2 start")
+    two, xd = best(runs, lambda: timed(pytest("-n", "2", "solutions/17.py"), one, env),
+                   lambda: timed(pytest("-n", "2", "test_one.py"), bare, env))
+    print(f"   -n 2 one problem {two['wall']:.2f} s (CPU {two['least_cpu']:.2f} s), xdist alone "
+          f"{xd['wall']:.2f} s (CPU {xd['least_cpu']:.2f} s): +{two['wall'] - xd['wall']:.2f} s (target 1.5 s)")
+
+
+
+def echo_workload(runs: int, work: Path, bare: Path, echo: Path, env: dict[str, str]) -> None:
+    tests = ECHO_PROBLEMS * ECHO_TESTS
+    print(f"4. echo workload, {ECHO_PROBLEMS} problems x {ECHO_TESTS} tests of print(input()), CPU per test")
+    fork = min(fork_exit_cpu(env) for _ in range(3))
+    report = work / "echo.json"
+    e2, e1, nothing = best(
+        max(2, runs // 2),
+        lambda: timed(pytest("-n", "2", "--apps-report", str(report)), echo, env, kinds=True),
+        lambda: timed(pytest("-p", "no:xdist", "--apps-report", str(report)), echo, env, kinds=True),
+        lambda: timed(pytest("-n", "2", "-p", "no:apps", "test_many.py"), bare, env, kinds=True))
+    own = sum(t["time"] for p in json.loads(report.read_text())["problems"] for t in p["tests"]) / tests
+    floor = nothing["least_cpu"] / tests + fork
+    for name, r in (("-n 2", e2), ("-n 1", e1)):
+        cpu = r["least_cpu"] / tests
+        print(f"   {name}: {cpu * 1000:.2f} ms per test ({cpu / floor:.2f}x the floor; target 1.15x at -n 2), "
+              f"wall {r['wall']:.1f} s; by kind (ms): {per_kind(r, tests)}")
+    print(f"   floor {floor * 1000:.2f} ms = xdist item doing nothing {nothing['least_cpu'] / tests * 1000:.2f} ms "
+          f"(by kind: {per_kind(nothing, tests)}) + fork and exit of a warm Python {fork * 1000:.2f} ms; "
+          f"the programs' own time {own * 1000:.2f} ms per test")
+    print(f"   -n 2 against -n 1 wall: {e2['wall'] / e1['wall']:.2f}")
+
+
+
+def full_run(work: Path, data: Path, env: dict[str, str]) -> None:
+    print("5. the real rows, first reference solution, every test, -n 2: wall time against the CPU floor")
+    full = work / "full.json"
+    rows = data / "apps_test_rows.jsonl"
+    r = timed(pytest("-n", "2", "--apps-dataset", str(rows), "--apps-candidates", "reference",
+                     "--apps-max-tests", "0", "--apps-report", str(full), "--rootdir", str(work)),
+              work, env, ok=(0, 1))
+    own = sum(t["time"] for p in json.loads(full.read_text())["problems"] for t in p["tests"])
+    cpus = min(2, len(os.sched_getaffinity(0)))
+    print(f"   wall {r['wall']:.1f} s, CPU floor {own / cpus:.1f} s (programs' own time {own:.1f} s over "
+          f"{cpus} CPUs): {r['wall'] / (own / cpus):.2f}x (target 1.18x); all processes' CPU {r['cpu']:.1f} s")
 
 
 if __name__ == "__main__":
