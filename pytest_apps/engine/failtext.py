@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..dataset.problems import STDIN, Problem, parse_call_args, stdin_text
-from ..judge.seed import CUT_CHARS, CUT_LINES, cut, show_value
+from ..judge.toolkit import CUT_CHARS, CUT_LINES, cut, show_value
 from .result import CaseResult
 
 

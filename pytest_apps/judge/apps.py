@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 from ..core import jsontext
 from ..core.outcome import OUTPUT_LIMIT, PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
-from .seed import (
+from .toolkit import (
     MAX_VALUE_JSON_CHARS,
     checked,
     cut,
@@ -58,7 +58,7 @@ from .seed import (
     first_difference,
     show_value,
 )
-from .seed import Checker as Checker
+from .toolkit import Checker as Checker
 
 __all__ = [
     "CALL_STEPS",

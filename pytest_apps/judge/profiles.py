@@ -24,7 +24,7 @@ from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
 from ..core.settings import JUDGES, one_of
 from . import apps, seed, taco
-from .seed import Checker
+from .toolkit import Checker
 from .checkers import Checkers
 from .special import SpecialJudges
 

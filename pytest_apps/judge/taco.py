@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.outcome import COMPILE_ERROR, PASS, RUN_COMPILE_ERROR, RUN_EXITED, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
-from .seed import Checker, checked, cut, ended_verdict, first_difference
+from .toolkit import Checker, checked, cut, ended_verdict, first_difference
 
 __all__ = ["PRELUDE", "WRAPPED", "call_program", "compare_stdin", "expected_text", "input_text", "judge_stdin",
            "loaded_program", "needs_wrapping", "not_loaded", "std_program", "wrapped_program"]
