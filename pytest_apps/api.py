@@ -240,7 +240,7 @@ class Evaluator:
     every loaded test). `fail_fast` stops a problem at its first failing test: the rest do not run,
     the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
     `workers` (default one per core) bounds how many programs run at once in `score_many`. `judge`
-    (`--apps-judge`) is "seed" or "apps"; `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
+    (`--apps-judge`) names a judge profile (the table in judge/profiles.py); `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
     or "builtin".
 
     `confirm=True` runs each timeout or near-limit (`borderline`) verdict again once a call's other work is done

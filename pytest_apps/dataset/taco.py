@@ -51,12 +51,6 @@ def tier_of(value: Any) -> str | None:
     return text if text in TIERS or text == UNKNOWN_TIER else None
 
 
-def tier_order(tiers: Any) -> list[str]:
-    """TACO's tiers first, in TACO's order, then any other present (sorted)."""
-    present = set(tiers)
-    return [*TIERS, *sorted(present - set(TIERS))]
-
-
 def labels(value: Any) -> tuple[str, ...]:
     """``tags`` / ``skill_types`` as a tuple of names: a Python or JSON list literal as text, a list, or null."""
     if value is None:

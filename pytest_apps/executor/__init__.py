@@ -2,11 +2,14 @@
 
 The pytest process (an xdist worker, which has threads) never forks and never runs candidate code: its client
 (`client.py`) talks over two pipes to a separate single-threaded server process (`server.py`, started lazily with
-`python -P -s serve.py`), which compiles each program once and runs each test in a child forked ahead of time
-by its zygote (`zygote.py`). The child fences itself in (process group, rlimits, clean environment, fresh
-working directory, no capabilities, Landlock, no network; `child.py`, `fence.py`) and runs the program; the
-server watches it from outside (wall clock, output bytes), kills its whole process group and every leftover
-descendant, and sends back plain data that becomes an `Outcome`.
+`python -P -s serve.py`), which compiles each program once (`compiler.py`) and runs each test in a child forked
+ahead of time by its zygote (`zygote.py`), in a free slot of the machine (`slots.py`). The child fences itself in
+(process group, rlimits, clean environment, fresh working directory from `workdirs.py`, no capabilities, Landlock,
+no network; `child.py`, `fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the
+original APPS harness does under the apps profile: `appsstyle.py`); the server watches it from outside (wall
+clock, output bytes; its own time from `clock.py`), kills its whole process group and every leftover descendant
+(`reaper.py`), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
+`Outcome`. `machine.py` measures how fast this machine runs Python (for the reports and the time scale).
 
 This package imports only `core` (the `Outcome` it returns). The server's modules import nothing beyond the
 standard library and each other: `serve.py` loads them as a private package, so that nothing named

@@ -1,9 +1,11 @@
 """The pytest front end: everything that knows pytest. The hooks (`hooks`, the `pytest11` entry point) stay
-thin and hand plain data to plain functions: option declarations (`options`), the run plan (`plan`), what one
-pytest process holds (`state`), collection and items (`collect`), xdist scheduling and transport
-(`scheduling`, `transport`), workers on other machines (`remote`, their node ids `nodeids`, xdist's
-gateways `gateways`), CPU pinning (`cpus`), terminal statistics (`termstats`), the agent's progress
-line (`progress`) and the report writers' glue (`writers`).
+thin and hand plain data to plain functions: option declarations (`options`), what pytest decides before it
+knows them, put right (`early`: rootdir and ini file), the run plan (`plan`), each role's run state (`roles`,
+held in `state`), collection and items (`collect`), xdist scheduling and transport (`scheduling`, `transport`),
+workers on other machines (`remote`, their node ids `nodeids`, xdist's gateways `gateways`), CPU pinning
+(`cpus`), the controller's side of the record store (`ledger`), the `--apps-baseline` file read before the run
+(`baseline_file`), the hooks this plugin offers other plugins (`hookspecs`), terminal statistics (`termstats`),
+the agent's progress line (`progress`) and the report writers' glue (`writers`).
 
 May import every lower layer; nothing outside this package imports pytest.
 """
