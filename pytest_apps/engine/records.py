@@ -22,7 +22,9 @@ started) take precedence for a key written twice. No pytest here.
 
 from __future__ import annotations
 
+import ast
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.record import CaseRecord
+from ..dataset.index import cache_root
 from ..dataset.problems import Problem
 from ..executor import Limits
 from ..judge.profiles import Judging
@@ -43,26 +46,79 @@ SYNC_EVERY = 2.0  # seconds between fsyncs of a segment being written
 COMPACT_AT = 8  # segments in the folder from which a finished run merges the unlocked ones into one
 _PACKAGE = Path(__file__).resolve().parent.parent
 # the packages whose code decides a case's record (the plugin and the reports only carry it)
-_DECIDING = ("core", "dataset", "executor", "judge", "engine")
+DECIDING = ("core", "dataset", "executor", "judge", "engine")
 
 
-def _version_text() -> str:
+def _code(tree: ast.AST) -> str:
+    """A module's code as its syntax tree, without docstrings (comments and layout are not in the tree)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:]
+    return ast.dump(tree)
+
+
+def _modules(root: Path) -> list[tuple[str, bytes]]:
+    return [(path.relative_to(root).as_posix(), path.read_bytes())
+            for package in DECIDING for path in sorted((root / package).rglob("*.py"))]
+
+
+def code_digest(root: Path = _PACKAGE) -> str:
+    """A digest of the code of every module that decides a record, under `root` (the package folder): each module's
+    path and syntax tree without docstrings, so a docstring, a comment or a layout change leaves it as it was and
+    any change of what the code does (or a module added, moved or removed) makes it new."""
+    digest = hashlib.blake2b(digest_size=8)
+    for name, data in _modules(root):
+        try:
+            text = _code(ast.parse(data, filename=name)).encode()
+        except (SyntaxError, ValueError):  # not code Python reads: its bytes then
+            text = data
+        digest.update(name.encode() + b"\0" + text + b"\0")
+    return digest.hexdigest()
+
+
+def _cached_code_digest() -> str:
+    """`code_digest` of this installation, remembered in the cache folder by the digest of the modules' bytes
+    (parsing them all takes a moment a run need not spend twice). Failing to read or write the cache only means
+    working it out again."""
+    raw = hashlib.blake2b(digest_size=16)
+    for name, data in _modules(_PACKAGE):
+        raw.update(name.encode() + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
+    root = cache_root()
+    path = root / "harness" / raw.hexdigest() if root is not None else None
+    try:
+        if path is not None:
+            known = path.read_text(encoding="ascii").strip()
+            if len(known) == 16 and all(c in "0123456789abcdef" for c in known):
+                return known
+    except (OSError, UnicodeDecodeError):
+        pass
+    value = code_digest()
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}")
+            tmp.write_text(value + "\n", encoding="ascii")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+    return value
+
+
+@functools.cache
+def harness_version() -> str:
+    """The harness version: the release, the code of every module that decides a record (`code_digest`), and the
+    Python that runs the candidates. A change to any of them makes every key new (nothing recorded before is
+    reused). Worked out once per process, when a key or the store first needs it."""
     try:
         from importlib.metadata import version
 
         release = version("pytest-apps")
     except Exception:  # noqa: BLE001 - not installed as a distribution (a source checkout)
         release = "0"
-    digest = hashlib.blake2b(digest_size=8)
-    for package in _DECIDING:
-        for path in sorted((_PACKAGE / package).rglob("*.py")):
-            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{release}+{digest.hexdigest()}"
-
-
-# The harness version: the release, the source of every module that decides a record, and the Python that
-# runs the candidates. A change to any of them makes every key new (nothing recorded before is reused).
-HARNESS_VERSION = f"{_version_text()}-py{platform.python_version()}"
+    return f"{release}+{_cached_code_digest()}-py{platform.python_version()}"
 
 
 def case_digest(test_input: Any, expected: Any) -> str:
@@ -96,11 +152,11 @@ def judge_key(judging: Judging, base: Limits, problem: Problem) -> JudgeKey:
 
 
 def case_key(judge: JudgeKey, code: str | None, fmt: str, fn_name: str | None, test: str, checker: str = "",
-             version: str = HARNESS_VERSION) -> str:
+             version: str | None = None) -> str:
     """The key of one case: a hash of everything that decides its record. `test` is `case_digest` of the test,
     `checker` the digest of the problem's checker (`Checkers.digest`: "" without one)."""
     h = hashlib.blake2b(digest_size=20)
-    for part in (version, judge.text(), fmt, fn_name or "", checker, test):
+    for part in (version or harness_version(), judge.text(), fmt, fn_name or "", checker, test):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     h.update(b"\1" if code is None else b"\2" + code.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
@@ -151,9 +207,9 @@ def _parse(line: bytes) -> tuple[str, str, CaseRecord] | None:
 class RecordStore:
     """A folder of segments: read at open (the latest record per key), appended to by this run."""
 
-    def __init__(self, folder: str | Path, version: str = HARNESS_VERSION) -> None:
+    def __init__(self, folder: str | Path, version: str | None = None) -> None:
         self.folder = Path(folder)
-        self.version = version
+        self.version = version or harness_version()
         self.records: dict[str, CaseRecord] = {}
         self.dropped: list[tuple[str, int]] = []  # (segment file, lines dropped) where some were
         self.written = 0
