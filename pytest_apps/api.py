@@ -37,7 +37,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
-from .core.settings import memory_floor, memory_too_small, one_of, parse_size
+from .core.settings import DEFAULT_TIMEOUT, memory_floor, memory_too_small, one_of, parse_size
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -259,7 +259,7 @@ class Evaluator:
     def __init__(
         self,
         workers: int | None = None,
-        timeout: float = 4.0,
+        timeout: float = DEFAULT_TIMEOUT,
         memory: int | str | None = None,
         max_tests: int | None = None,
         fail_fast: bool = False,

@@ -47,6 +47,7 @@ from typing import Any
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
+from .core.settings import DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
@@ -190,7 +191,7 @@ class CodeReward:
         id_column: str = "problem_id",
         budget: float | None = None,
         evaluator: Evaluator | None = None,
-        timeout: float = 4.0,
+        timeout: float = DEFAULT_TIMEOUT,
         memory: int | None = None,
         judge: str = "seed",
         checkers: str | os.PathLike[str] | None = None,

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 DEFAULT_DATASET = "codeparrot/apps"
+DEFAULT_TIMEOUT = 4.0  # seconds of a program's own time per test (--apps-timeout)
+DEFAULT_MEMORY = 4 << 30  # address-space bytes per test when neither --apps-memory nor the variable says
 DEFAULT_REPORT = "reports/apps-report.json"
 DEFAULT_RECORDS = ".apps-records"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
@@ -128,7 +130,7 @@ OPTIONS: tuple[Option, ...] = (
            kind="float", metavar="T"),
     Option("timeout", "Time limit per test in seconds of the program's own time: its CPU time plus the time it "
            "is blocked, not the time it waits for a CPU that other work holds (default 4).", kind="float",
-           default=4.0, metavar="SECONDS", selects=False),
+           default=DEFAULT_TIMEOUT, metavar="SECONDS", selects=False),
     Option("timeout-scale", "Multiply every time limit by F (e.g. on a machine slower than the one a result was "
            "measured on; compare the reports' machine speed figures) (default 1).", kind="float", default=1.0,
            metavar="F", selects=False),
@@ -220,7 +222,7 @@ class Settings:
     base_url: str | None = None
     api_key: str | None = None
     temperature: float | None = None
-    timeout: float = 4.0
+    timeout: float = DEFAULT_TIMEOUT
     timeout_scale: float = 1.0
     memory: int | None = None
     limits: str = "fixed"
@@ -371,7 +373,7 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
                     raw = ini_path(opt.name, raw, ini_dir, rootdir)
         values[opt.dest[len("apps_"):]] = opt.default if raw in (None, []) else _convert(opt, raw, source)
     if values["memory"] is None:
-        values["memory"] = _memory_from_env()
+        values["memory"] = memory_from_env()
     settings = Settings(**values, rootdir=rootdir, from_ini=tuple(from_ini))
     _check(settings)
     return settings
@@ -401,7 +403,9 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
         raise OptionError(f"{source}: {raw!r} is not a valid {opt.kind}; {opt.help}") from None
 
 
-def _memory_from_env() -> int | None:
+def memory_from_env() -> int | None:
+    """`$APPS_CALL_BASED_MEMORY_BYTES` as bytes, None when unset; a value that is not a size is an OptionError
+    (every front end reads the variable here)."""
     raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES")
     if not raw:
         return None
@@ -502,7 +506,7 @@ def rerun_args(settings: Settings) -> list[str]:
             continue
         value = getattr(settings, opt.dest[len("apps_"):], None)
         if value is None or value == opt.default or value == () or (
-                name == "memory" and value == _memory_from_env()):
+                name == "memory" and value == memory_from_env()):
             continue
         if isinstance(value, tuple):
             values = [",".join(value)] if opt.commas else list(value)

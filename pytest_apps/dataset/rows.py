@@ -22,9 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..core.settings import DEFAULT_DATASET  # noqa: F401 - the option table's, named here for hub and loading
 from . import taco
 
-DEFAULT_DATASET = "codeparrot/apps"
 DEFAULT_SPLIT = "test"
 ONE_FILE = ""  # a Source's split when the rows are one file (a local file, the bundled sample): it has no splits
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")

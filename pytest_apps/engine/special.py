@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..core.settings import DEFAULT_TIMEOUT
 from ..dataset.problems import Problem, SkippedRow
 from ..dataset.taco import limit_of
 from ..judge.special import KIND_NAMES, SpecialJudges
@@ -31,7 +32,7 @@ def exclude_needing_checker(problems: Sequence[Problem], special: SpecialJudges 
 
 
 def taco_facts(problems: Sequence[Problem], *, special: SpecialJudges | None = None, checked: Iterable[str] = (),
-               row_limits: bool = False, timeout: float = 4.0, memory: int = 0, scale: float = 1.0,
+               row_limits: bool = False, timeout: float = DEFAULT_TIMEOUT, memory: int = 0, scale: float = 1.0,
                skipped: Iterable[SkippedRow] = ()) -> dict[str, Any]:
     """What `report.taco.annotate` needs, as plain data: each problem's limits and special-judge kind, the
     problems needing a checker, and how many were left out."""

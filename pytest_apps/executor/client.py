@@ -21,7 +21,7 @@ from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
 from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
-from ..core.settings import parse_size
+from ..core.settings import DEFAULT_MEMORY, DEFAULT_TIMEOUT, memory_from_env
 from . import protocol as _proto
 from . import speed as _speed
 from .slots import Slot
@@ -46,19 +46,14 @@ def _wire(limits: Limits) -> dict:
 
 def default_memory() -> int:
     """Address-space limit: `APPS_CALL_BASED_MEMORY_BYTES` if set (bytes, or a size such as 4G), else 4 GiB (0 = no
-    limit)."""
-    raw = os.environ.get("APPS_CALL_BASED_MEMORY_BYTES", "").strip()
-    if raw:
-        try:
-            return parse_size(raw)
-        except ValueError:
-            pass
-    return 4 * GiB
+    limit). A value that is not a size is core.settings.OptionError, naming the variable."""
+    memory = memory_from_env()
+    return DEFAULT_MEMORY if memory is None else memory
 
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float = 4.0  # seconds of the program's own time per test: CPU plus blocked, not waiting for a CPU
+    timeout: float = DEFAULT_TIMEOUT  # own time per test: CPU plus blocked, not waiting for a CPU
     memory: int = field(default_factory=default_memory)  # RLIMIT_AS bytes; 0 = no limit
     output: int = 8 * 1024 * 1024  # bytes of stdout; more is status output_limit (stderr is only tailed)
     file_size: int = 16 * 1024 * 1024  # RLIMIT_FSIZE for files the program writes
