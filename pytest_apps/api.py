@@ -37,7 +37,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
-from .core.settings import DEFAULT_TIMEOUT, memory_floor, memory_too_small, one_of, parse_size
+from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, memory_floor, memory_too_small, one_of, parse_size
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -45,10 +45,10 @@ from .dataset.rows import DEFAULT_DATASET, DatasetError
 from .engine.confirm import confirm, pending
 from .engine.problem import run_problem
 from .engine.special import taco_facts
-from .executor import APPS_STYLE_PRELOAD, Executor, Limits
+from .executor import Executor, Limits
 from .executor.machine import timing_figures
 from .judge.checkers import BUILTIN, Checkers
-from .judge.profiles import APPS, PROFILES, Judging
+from .judge.profiles import PROFILES, Judging, preload_for
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 from .report.taco import annotate
 
@@ -263,7 +263,7 @@ class Evaluator:
         memory: int | str | None = None,
         max_tests: int | None = None,
         fail_fast: bool = False,
-        judge: str = "seed",
+        judge: str = DEFAULT_JUDGE,
         checkers: str | os.PathLike[str] | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
@@ -590,7 +590,7 @@ class Evaluator:
         return results
 
     def _preload(self) -> tuple[str, ...]:
-        return APPS_STYLE_PRELOAD if self.judge == APPS else ()
+        return preload_for(self.judging)
 
     def _checkout(self) -> Executor:
         try:

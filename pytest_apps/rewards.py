@@ -47,7 +47,7 @@ from typing import Any
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
-from .core.settings import DEFAULT_TIMEOUT
+from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
@@ -193,7 +193,7 @@ class CodeReward:
         evaluator: Evaluator | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         memory: int | None = None,
-        judge: str = "seed",
+        judge: str = DEFAULT_JUDGE,
         checkers: str | os.PathLike[str] | None = None,
         workers: int | None = None,
         ray: bool = False,

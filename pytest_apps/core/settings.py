@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 DEFAULT_DATASET = "codeparrot/apps"
+DEFAULT_JUDGE = "seed"  # --apps-judge (judge/profiles.py holds the table of profiles)
 DEFAULT_TIMEOUT = 4.0  # seconds of a program's own time per test (--apps-timeout)
 DEFAULT_MEMORY = 4 << 30  # address-space bytes per test when neither --apps-memory nor the variable says
 DEFAULT_REPORT = "reports/apps-report.json"
@@ -60,8 +61,12 @@ def size_text(n: int) -> str:
     return str(n)
 
 
+# the judges whose programs (some or all) run in the original APPS harness's way, which loads numpy
+APPS_STYLE_JUDGES = ("apps", "taco")
+
+
 def memory_floor(judge: str) -> int:
-    return MIN_MEMORY_APPS if judge == "apps" else MIN_MEMORY
+    return MIN_MEMORY_APPS if judge in APPS_STYLE_JUDGES else MIN_MEMORY
 
 
 class OptionError(Exception):
@@ -135,7 +140,7 @@ OPTIONS: tuple[Option, ...] = (
            "measured on; compare the reports' machine speed figures) (default 1).", kind="float", default=1.0,
            metavar="F", selects=False),
     Option("memory", "Address-space limit per test, for every format: bytes or a size such as 512M, 4G or 4GiB "
-           "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps); default "
+           "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps or taco); default "
            "$APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 for none.", kind="bytes", metavar="SIZE", selects=False),
     Option("limits", "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
            "numbers are); row: a problem whose row gives a time_limit / memory_limit (TACO) runs under its own "
@@ -184,7 +189,7 @@ OPTIONS: tuple[Option, ...] = (
            default=DEFAULT_REPORT, metavar="PATH", selects=False),
     Option("judge", "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
            "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-           "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).", default="seed",
+           "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).", default=DEFAULT_JUDGE,
            metavar="seed|apps|taco", selects=False),
     Option("checkers", "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
            "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
@@ -240,7 +245,7 @@ class Settings:
     html: str | None = None
     predictions: str | None = None
     report: str = DEFAULT_REPORT
-    judge: str = "seed"
+    judge: str = DEFAULT_JUDGE
     checkers: str | None = None
     records: str = DEFAULT_RECORDS
     resume: bool = False
@@ -469,7 +474,7 @@ def _check(s: Settings) -> None:
 def memory_too_small(name: str, memory: int, judge: str) -> str:
     """The one line refusing a memory limit below the floor: what was given and the least that works."""
     floor = size_text(memory_floor(judge))
-    why = " (the apps judge's harness loads numpy)" if judge == "apps" else ""
+    why = f" (the {judge} judge's harness loads numpy)" if judge in APPS_STYLE_JUDGES else ""
     given = size_text(memory)
     given = given if given[-1].isalpha() else f"{given} bytes"
     return f"{name}: {given} is too small to start a Python program; give at least {floor}{why}, or 0 for no limit"

@@ -14,10 +14,10 @@ from ..core.errors import HarnessError
 from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
-from ..executor import Executor, Program
+from ..executor import STYLE_APPS, Executor, Program
 from ..judge import apps, taco
 from ..judge.checkers import Checkers
-from ..judge.profiles import APPS, SEED, TACO, Judging, decide, other_profile, output_digest
+from ..judge.profiles import TABLE, Judging, decide, other_profile, output_digest
 from ..judge.special import SpecialJudges
 from .limits import borderline, over_row_memory, problem_limits
 from .failtext import failure_detail
@@ -90,13 +90,16 @@ def run_judged(
     executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
     checkers: Checkers | None = None, special: SpecialJudges | None = None,
 ) -> tuple[Outcome | None, Verdict]:
-    """Run `program` on one test in `profile`'s style and judge it there: (what ran, or None, and the verdict)."""
-    if profile == APPS or (profile == TACO and problem.fmt == CALL):
-        if profile == TACO:
-            program = Program(taco.call_program(program.source), program.filename)
-        return _run_apps(executor, problem, program, raw_input, expected, checkers, special)
-    if profile == TACO:
-        return _run_taco(executor, problem, program, raw_input, expected, checkers, special)
+    """Run `program` on one test in `profile`'s style and judge it there: (what ran, or None, and the verdict).
+    How the profile's programs run is its entry's `runs` (judge/profiles.py's table)."""
+    return _RUNNERS[TABLE[profile].runs](executor, profile, problem, program, raw_input, expected, checkers, special)
+
+
+def _run_real(
+    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    checkers: Checkers | None, special: SpecialJudges | None,
+) -> tuple[Outcome | None, Verdict]:
+    """A test run as a real program (standard input) or a module whose function is called."""
     if problem.fmt == CALL:
         assert problem.fn_name is not None
         args = parse_call_args(raw_input)
@@ -106,15 +109,19 @@ def run_judged(
         text = stdin_text(raw_input)
         outcome = executor.run_stdin(program, text)
         checker = _bind(checkers, special, problem, text, _text_or_value(expected))
-    return outcome, decide(SEED, problem.fmt, expected, outcome, checker)
+    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
 
 
 def _run_taco(
-    executor: Executor, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
     checkers: Checkers | None, special: SpecialJudges | None,
 ) -> tuple[Outcome | None, Verdict]:
     """A standard-input test as TACO runs it: the program with TACO's prelude as a real program; a run that exits
-    with status 1 (or does not compile) again wrapped in ``code()`` (TACO's fallback, see judge/taco.py)."""
+    with status 1 (or does not compile) again wrapped in ``code()`` (TACO's fallback, see judge/taco.py). A
+    call-based test runs as the APPS harness runs it, the program with TACO's prelude."""
+    if problem.fmt == CALL:
+        program = Program(taco.call_program(program.source), program.filename)
+        return _run_apps(executor, profile, problem, program, raw_input, expected, checkers, special)
     loading = _taco_load(executor, program)
     if loading is not None:
         return loading, taco.not_loaded(loading)
@@ -123,8 +130,8 @@ def _run_taco(
     outcome = executor.run_stdin(Program(taco.std_program(program.source), program.filename), text)
     if taco.needs_wrapping(outcome):
         wrapped = executor.run_stdin(Program(taco.wrapped_program(program.source), program.filename), text)
-        return wrapped, decide(TACO, problem.fmt, expected, wrapped, checker, step_prefix=taco.WRAPPED)
-    return outcome, decide(TACO, problem.fmt, expected, outcome, checker)
+        return wrapped, decide(profile, problem.fmt, expected, wrapped, checker, step_prefix=taco.WRAPPED)
+    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
 
 
 # Programs whose TACO load (`_taco_load`) was decided, by the digest of their text and limits: each is loaded
@@ -156,25 +163,30 @@ def _taco_load(executor: Executor, program: Program) -> Outcome | None:
 
 
 def _run_apps(
-    executor: Executor, problem: Problem, program: Program, raw_input: Any, expected: Any,
+    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
     checkers: Checkers | None, special: SpecialJudges | None = None,
 ) -> tuple[Outcome | None, Verdict]:
+    """A test run as the original APPS harness runs it (executor/appsstyle.py)."""
     if problem.fmt == CALL:
         assert problem.fn_name is not None
         args = apps.original_call_args(raw_input)
         if args is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
                                                        "unpacked into arguments (the original's -1)")
-        outcome = executor.run_call(program, problem.fn_name, args, style=APPS)
+        outcome = executor.run_call(program, problem.fn_name, args, style=STYLE_APPS)
         checker = _bind(checkers, special, problem, args, expected)
     else:
         text = apps.input_text(raw_input)
         if text is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input is not text ({type(raw_input).__name__});"
                                                        " the original harness fails every program here")
-        outcome = executor.run_stdin(program, text, style=APPS)
+        outcome = executor.run_stdin(program, text, style=STYLE_APPS)
         checker = _bind(checkers, special, problem, text, _text_or_value(expected))
-    return outcome, decide(APPS, problem.fmt, expected, outcome, checker)
+    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
+
+
+# how a profile's programs run (judge/profiles.py's `Profile.runs`) -> the runner
+_RUNNERS = {"real": _run_real, "apps-harness": _run_apps, "taco-harness": _run_taco}
 
 
 def _text_or_value(expected: Any) -> Any:

@@ -9,6 +9,7 @@ import hashlib
 import marshal
 
 from . import appsstyle
+from .protocol import STYLE_APPS, STYLE_REAL
 
 
 def _syntax_error_line(e: BaseException) -> str:
@@ -35,7 +36,7 @@ class Compiler:
             blob = self._marshalled[code] = marshal.dumps(code)
         return blob
 
-    def get(self, source: str, filename: str, style: str = "seed", mode: str = "stdin") -> tuple:
+    def get(self, source: str, filename: str, style: str = STYLE_REAL, mode: str = "stdin") -> tuple:
         """-> (code or None, error line). `style` "seed" compiles the program as `python prog.py` would; "apps"
         compiles what the original APPS harness executes (its import prefix, and for standard input the program
         rewritten into a function: see appsstyle.py)."""
@@ -45,7 +46,7 @@ class Compiler:
         if hit is not None:
             return hit
         self.compiles += 1
-        text = appsstyle.full_source(source, mode) if style == "apps" else source
+        text = appsstyle.full_source(source, mode) if style == STYLE_APPS else source
         try:
             result = (compile(text, filename, "exec", dont_inherit=True), "")
         except SyntaxError as e:

@@ -15,6 +15,10 @@ import marshal
 import os
 import struct
 
+# How a program runs (a request's "style"): as a real program, or as the original APPS harness runs it (appsstyle.py)
+STYLE_REAL = "seed"
+STYLE_APPS = "apps"
+
 RUN_EXITED = "exited"
 RUN_SIGNALED = "signaled"
 RUN_TIMEOUT = "timeout"

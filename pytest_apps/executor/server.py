@@ -25,7 +25,7 @@ from .compiler import Compiler
 from .ending import RUN_BACKSTOP, RunEnd, bus_error, last_words, outcome, stop_reason
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .isolation import Layers
-from .protocol import (HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
+from .protocol import (STYLE_REAL, HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
                        recv_frame, send_frame, send_go)
 from .zygote import zygote_main
 
@@ -241,7 +241,7 @@ class Server:
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
         source = blobs[0].decode("utf-8", "surrogateescape")
         stdin_data, args_blob = blobs[1], blobs[2]
-        code, err = self.compiler.get(source, req["filename"], req.get("style", "seed"), req["mode"])
+        code, err = self.compiler.get(source, req["filename"], req.get("style", STYLE_REAL), req["mode"])
         if code is None:
             return {"status": RUN_COMPILE_ERROR, "error": err}, b""
         self.runs += 1
@@ -256,7 +256,7 @@ class Server:
             while at < len(view):
                 at += os.pwrite(sp.stdin, view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
-                  "limits": req["limits"], "source": source, "style": req.get("style", "seed")}
+                  "limits": req["limits"], "source": source, "style": req.get("style", STYLE_REAL)}
             return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
         finally:
             for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w):

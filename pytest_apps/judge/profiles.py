@@ -18,27 +18,71 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
-from ..core.settings import JUDGES, one_of
+from ..core.settings import JUDGES, MIN_MEMORY, MIN_MEMORY_APPS, one_of
 from . import apps, seed, taco
 from .toolkit import Checker
 from .checkers import Checkers
 from .special import SpecialJudges
 
-__all__ = ["APPS", "PROFILES", "SEED", "TACO", "Judging", "decide", "other_profile", "output_digest"]
+__all__ = ["APPS", "PROFILES", "SEED", "TABLE", "TACO", "Judging", "Profile", "decide", "other_profile", "output_digest",
+           "preload_for"]
 
 SEED = "seed"
 APPS = "apps"
 TACO = "taco"
 PROFILES = JUDGES  # (SEED, APPS, TACO), as --apps-judge accepts them
-DESCRIPTIONS = {
-    SEED: "the seed runner's strict cascade (programs run as real programs)",
-    APPS: "the original APPS harness's verdicts (hendrycks/apps b45c0ed, reproduced in isolation)",
-    TACO: "TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235, reproduced in isolation)",
-}
+# the modules the executor's zygote loads for programs run in the original APPS harness's way (its prefix imports
+# numpy; its standard-input runs mock stdin): executor.APPS_STYLE_PRELOAD
+APPS_STYLE_PRELOAD = ("numpy", "unittest.mock")
+
+
+def _decide_seed(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None, step_prefix: str) -> Verdict:
+    return seed.judge(fmt, expected, outcome, checker)
+
+
+def _decide_apps(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None, step_prefix: str) -> Verdict:
+    return apps.judge(fmt, expected, outcome, checker)
+
+
+def _decide_taco(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None, step_prefix: str) -> Verdict:
+    if fmt == "stdin":
+        return taco.judge_stdin(expected, outcome, checker, step_prefix)
+    return apps.judge(fmt, expected, outcome, checker)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One judge profile: its name (as ``--apps-judge`` takes it), what it is, how its programs run (`runs`: the
+    engine's runner, engine/run.py), what the executor preloads for them, the least address space they start in,
+    the profile a reference audit compares it with, and its cascade (`decide`: one run's verdict)."""
+
+    name: str
+    description: str
+    runs: str
+    preload: tuple[str, ...]
+    memory_floor: int
+    audit_with: str
+    decide: Callable[[str, Any, Outcome, "Checker | None", str], Verdict]
+
+
+# The table of judge profiles, in --apps-judge's order. A new profile is an entry here (with its cascade, a module
+# of this package) and its name in core/settings.py's JUDGES; see docs/extending.md.
+TABLE: dict[str, Profile] = {p.name: p for p in (
+    Profile(SEED, "the seed runner's strict cascade (programs run as real programs)",
+            runs="real", preload=(), memory_floor=MIN_MEMORY, audit_with=APPS, decide=_decide_seed),
+    Profile(APPS, "the original APPS harness's verdicts (hendrycks/apps b45c0ed, reproduced in isolation)",
+            runs="apps-harness", preload=APPS_STYLE_PRELOAD, memory_floor=MIN_MEMORY_APPS, audit_with=SEED,
+            decide=_decide_apps),
+    Profile(TACO, "TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235, reproduced in isolation)",
+            runs="taco-harness", preload=APPS_STYLE_PRELOAD, memory_floor=MIN_MEMORY_APPS, audit_with=SEED,
+            decide=_decide_taco),
+)}
+PROFILES = JUDGES  # (SEED, APPS, TACO), as --apps-judge accepts them
+DESCRIPTIONS = {name: entry.description for name, entry in TABLE.items()}
 
 
 @dataclass(frozen=True)
@@ -61,17 +105,22 @@ class Judging:
 
 
 def other_profile(profile: str) -> str:
-    return APPS if profile == SEED else SEED
+    """The profile a reference audit compares `profile` with."""
+    return TABLE[profile].audit_with
+
+
+def preload_for(judging: Judging) -> tuple[str, ...]:
+    """What the executor preloads for a run judged by `judging`: its profile's, and with the audit, the compared
+    profile's too (its programs run again in that profile's way)."""
+    entry = TABLE[judging.profile]
+    both = entry.preload + (TABLE[entry.audit_with].preload if judging.audit else ())
+    return tuple(dict.fromkeys(both))
 
 
 def decide(profile: str, fmt: str, expected: Any, outcome: Outcome, checker: Checker | None = None,
            step_prefix: str = "") -> Verdict:
     """The verdict of one run under `profile` (the run must have been made in that profile's style)."""
-    if profile == TACO and fmt == "stdin":
-        return taco.judge_stdin(expected, outcome, checker, step_prefix)
-    if profile in (APPS, TACO):
-        return apps.judge(fmt, expected, outcome, checker)
-    return seed.judge(fmt, expected, outcome, checker)
+    return TABLE[profile].decide(fmt, expected, outcome, checker, step_prefix)
 
 
 # --------------------------------------------------------------------------------------------------

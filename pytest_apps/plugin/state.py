@@ -14,9 +14,9 @@ import pytest
 
 from ..candidates.sources import REFERENCE
 from ..core.settings import Settings
-from ..executor import APPS_STYLE_PRELOAD, Executor, Limits, Slot
+from ..executor import Executor, Limits, Slot
 from ..judge.checkers import Checkers
-from ..judge.profiles import APPS, TACO, Judging
+from ..judge.profiles import Judging, preload_for
 from ..judge.special import SpecialJudges
 from .plan import Plan, PlanTestData, ProblemTestData
 
@@ -90,8 +90,7 @@ class RunState:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
             judging = self.judging
-            preload = APPS_STYLE_PRELOAD if judging.profile in (APPS, TACO) or judging.audit else ()
-            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot, preload=preload)
+            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot, preload=preload_for(judging))
         return self._executor
 
     def machine_speed(self) -> float | None:

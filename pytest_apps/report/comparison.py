@@ -29,12 +29,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.settings import TIERS
+from ..core.settings import DEFAULT_JUDGE, TIERS
 from .stats import LEVEL, NEWCOMBE, SQUARE_AND_ADD, clopper_pearson, mcnemar_exact, mean_interval, newcombe_paired
 from .stats import square_and_add
 
 DEFAULT_MEMORY = 4 * 2**30  # what a report's `memory: null` means: the executor's default address-space limit
-DEFAULT_JUDGE = "seed"  # what a report without a `judge` setting was judged with
 PASS = "pass"
 # the problem fields a comparison reads; a baseline is kept in memory with these only
 PROBLEM_FIELDS = ("id", "difficulty", "verdict", "score", "samples", "samples_passed", "first_failure")
