@@ -9,7 +9,8 @@ no network; `child.py`, `fence.py`, the optional layers probed in `isolation.py`
 original APPS harness does under the apps profile: `appsstyle.py`); the server watches it from outside (wall
 clock, output bytes; its own time from `clock.py`), kills its whole process group and every leftover descendant
 (`reaper.py`), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
-`Outcome`. `machine.py` measures how fast this machine runs Python (for the reports and the time scale).
+`Outcome`. `machine.py` measures how fast this machine runs Python (for the reports and the time scale); `speed.py`, a
+calibrated probe of its current speed, so the time limit means seconds on this machine when quiet.
 
 This package imports only `core` (the `Outcome` it returns). The server's modules import nothing beyond the
 standard library and each other: `serve.py` loads them as a private package, so that nothing named
