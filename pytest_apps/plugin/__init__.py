@@ -5,7 +5,8 @@ held in `state`), collection and items (`collect`), xdist scheduling and transpo
 workers on other machines (`remote`, their node ids `nodeids`, xdist's gateways `gateways`), CPU pinning
 (`cpus`), the controller's side of the record store (`ledger`), the `--apps-baseline` file read before the run
 (`baseline_file`), the hooks this plugin offers other plugins (`hookspecs`), terminal statistics (`termstats`),
-the agent's progress line (`progress`), every path a run writes checked before its first case (`outputs`)
+the agent's progress line (`progress`), every path a run writes checked before its first case (`outputs`),
+the case a lost xdist worker was running (`crashes`), SIGINT and SIGTERM on a run (`interrupts`)
 and the report writers' glue (`writers`).
 
 May import every lower layer; nothing outside this package imports pytest.
