@@ -13,10 +13,15 @@ import xml.etree.ElementTree as ET
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy  # noqa: F401  (see below)
 import pytest
 
 from pytest_apps.dataset.problems import Problem
 from pytest_apps.plugin.options import is_active
+
+# numpy is imported here, before any test: the judges import it only when a comparison needs it, and pytester's
+# in-process runs remove the modules first imported inside them when they end; numpy's C extension cannot be
+# loaded a second time in one process ("cannot load module more than once per process").
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
