@@ -90,7 +90,7 @@ def test_seed_judge_loads_numpy_only_for_its_numeric_step() -> None:
 
 
 def test_an_active_plugin_imports_numpy_only_when_a_comparison_needs_it() -> None:
-    loaded = imported_by("import pytest_apps.plugin.hooks as entry\nentry.load_active()\n"
+    loaded = imported_by("import pytest_apps.plugin.hooks\nimport pytest_apps.plugin.session\n"
                          "from pytest_apps.judge import taco\n"
                          "assert taco.compare_stdin('7\\n', '7') == 'exact'")
     assert "pytest_apps.engine.run" in loaded and "numpy" not in loaded

@@ -80,7 +80,8 @@ def store_warning(result: pytest.RunResult) -> str:
 def test_a_full_disk_under_the_store_costs_the_run_nothing(project: pytest.Pytester, mounts) -> None:
     small = mounts(project.path / "small")
     fill(small, 4096)  # room for a few records, then ENOSPC
-    result = run(project, *SAMPLE, "--apps-records=small/rec")
+    result = run(project, *SAMPLE, "--apps-records=small/rec", "--apps-markdown=reports/summary.md",
+                 "--apps-html=reports/report.html", "--junitxml=reports/junit.xml")
     assert result.ret == 0, result.stdout.str()[-3000:]
     result.assert_outcomes(passed=27)
     line = store_warning(result)
@@ -91,6 +92,12 @@ def test_a_full_disk_under_the_store_costs_the_run_nothing(project: pytest.Pytes
     assert 1 <= records["not_kept"] <= 27 and f"{records['not_kept']} record" in line
     assert report["run"]["complete"] and report["run"]["executed"] == 27
     assert report["summary"]["strict_accuracy"] == 1.0
+    # every report says it, not the terminal and the JSON only
+    said = f"{records['not_kept']} record"
+    assert said in (project.path / "reports" / "summary.md").read_text()
+    assert said in (project.path / "reports" / "report.html").read_text()
+    junit = (project.path / "reports" / "junit.xml").read_text()
+    assert 'name="apps_records_failed"' in junit and said in junit
 
 
 def test_a_read_only_store_is_read_and_keeps_nothing(project: pytest.Pytester, mounts) -> None:

@@ -1,5 +1,6 @@
-"""The pytest front end: everything that knows pytest. The hooks (`hooks`, the `pytest11` entry point) stay
-thin and hand plain data to plain functions: option declarations (`options`), what pytest decides before it
+"""The pytest front end: everything that knows pytest. The entry point (`hooks`, the `pytest11` module) declares
+the options and decides whether the plugin is on, importing nothing else; the active run's hooks (`session`)
+stay thin and hand plain data to plain functions: option declarations (`options`), what pytest decides before it
 knows them, put right (`early`: rootdir and ini file), the run plan (`plan`), each role's run state (`roles`,
 held in `state`), collection and items (`collect`), xdist scheduling and transport (`scheduling`, `transport`),
 workers on other machines (`remote`, their node ids `nodeids`, xdist's gateways `gateways`), CPU pinning

@@ -82,3 +82,8 @@ def lies_in(arg: str | Path, sources: Sequence[Path], started_in: str | Path = "
 
 def _absolute(path: str | Path) -> Path:
     return Path(os.path.abspath(os.path.expanduser(path)))
+
+
+def ini_folder(config: Any) -> Path | None:
+    """The folder of the ini file (pytest.ini, tox.ini, setup.cfg or pyproject.toml) the run read, if any."""
+    return None if config.inipath is None else Path(config.inipath).parent

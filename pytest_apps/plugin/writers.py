@@ -19,6 +19,7 @@ from ..executor.machine import timing_figures
 from ..judge.profiles import DESCRIPTIONS, other_profile
 from ..report.audit import reference_audit
 from ..report.comparison import CLI_ANYWAY, Comparison, compare
+from ..report.markdown import store_failure
 from ..report.rollup import HARNESS_ERROR as HARNESS_ERROR_KIND
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
@@ -232,6 +233,15 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     return section
 
 
+def run_properties(run: dict[str, Any]) -> list[tuple[str, str]]:
+    """--junitxml's testsuite properties on how the run went: why it is incomplete, and a record store's failure."""
+    props = [] if run["complete"] else [("apps_incomplete", run["incomplete"])]
+    failed = store_failure(run)
+    if failed:
+        props.append(("apps_records_failed", failed))
+    return props
+
+
 MOST_RERUN_LISTED = 200  # node ids a merged partial run's report names (and cases without a verdict it lists)
 HARNESS_FAULT = "harness error"  # why a case has no verdict: the harness failed on it twice
 
@@ -284,10 +294,9 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
                 else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
     if run["records"].get("dropped"):
         lines.append("records: " + run["records"]["dropped"])
-    if run["records"].get("failed"):
-        n = run["records"]["not_kept"]
-        lines.append(f"records: WARNING: the record store {store} failed ({run['records']['failed']}): {n} "
-                     f"record{'s' if n != 1 else ''} of this run were not kept (every verdict is in the reports)")
+    failed = store_failure(run)
+    if failed:
+        lines.append("records: WARNING: " + failed)
     shown = [case for case in (run.get("without_verdict") or {}).get("cases", []) if case["why"] != "not selected"]
     if shown:  # (the cases a narrowed selection left out are said above, by their count)
         more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""

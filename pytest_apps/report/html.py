@@ -42,6 +42,7 @@ from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUT
 from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
+from .markdown import store_failure
 from .confidence import SAMPLES_OF, ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
@@ -578,14 +579,18 @@ JS = asset("report.js")
 
 
 def _incomplete_banner(document: Mapping[str, Any]) -> str:
-    """An incomplete run's banner, above everything else."""
+    """An incomplete run's banner, above everything else (and a failed record store's warning)."""
     run = document.get("run") or {}
+    failed = store_failure(run)
+    warning = "" if failed is None else (
+        f'<div class="store-failed" role="alert" style="background:#fef0c7;border:2px solid #b54708;'
+        f'padding:.6em 1em;margin-bottom:1em"><strong>Warning:</strong> {esc(failed)}.</div>')
     if run.get("complete", True):
-        return ""
+        return warning
     return (f'<div class="incomplete" role="alert" style="background:#fde2e1;border:2px solid #b42318;'
             f'padding:.6em 1em;margin-bottom:1em"><strong>Incomplete run:</strong> '
             f'{esc(run.get("incomplete", "some cases have no result"))}. These figures are not a full '
-            "evaluation.</div>")
+            "evaluation.</div>" + warning)
 
 
 def render_html(document: Mapping[str, Any]) -> str:

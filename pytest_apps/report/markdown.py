@@ -140,9 +140,25 @@ def _incomplete(document: Mapping[str, Any]) -> list[str]:
             "not a full evaluation.", ""]
 
 
+def store_failure(run: Mapping[str, Any] | None) -> str | None:
+    """What a record store that failed during the run cost, in one sentence (None when it did not fail): the
+    run went on, every verdict is in the reports, some records were not kept."""
+    records = (run or {}).get("records") or {}
+    if not records.get("failed"):
+        return None
+    n = records.get("not_kept", 0)
+    return (f"the record store {records.get('store')} failed ({records['failed']}): {n} record{'s' if n != 1 else ''} "
+            "of this run were not kept (every verdict is in the reports)")
+
+
+def _store_failed(document: Mapping[str, Any]) -> list[str]:
+    text = store_failure(document.get("run"))
+    return [] if text is None else [f"> **Warning**: {text}.", ""]
+
+
 def markdown_text(document: Mapping[str, Any]) -> str:
     """The Markdown summary of a report document (with its `baseline` section when it has one)."""
-    lines = _incomplete(document) + _headline(document)
+    lines = _incomplete(document) + _store_failed(document) + _headline(document)
     if document.get("baseline"):
         lines += _baseline(document["baseline"])
     return "\n".join(lines) + "\n"
