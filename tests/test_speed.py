@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 
 import pytest
 
 from conftest import read_report, run
+from test_time_limits import busy
 from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT, Outcome
 from pytest_apps.engine.limits import borderline
 from pytest_apps.executor import Executor, Limits, Program
@@ -27,19 +25,6 @@ MIXED = "import time\ntime.sleep({sleep})\n" + BURN
 pytestmark = pytest.mark.xdist_group("time-limits")  # they load the machine on purpose, like test_time_limits
 
 
-@contextmanager
-def neighbours(count: int, cpus: set[int] | None = None):
-    """`count` CPU-bound processes beside the test, started and stopped by their pids."""
-    pin = f"import os\nos.sched_setaffinity(0, {sorted(cpus)!r})\n" if cpus else ""
-    procs = [subprocess.Popen([sys.executable, "-c", pin + "while True:\n    pass\n"], start_new_session=True)
-             for _ in range(count)]
-    time.sleep(0.2)
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 # the wall-clock backstop well away: on a machine loaded by others a program may get a tenth of a CPU, and these
@@ -94,7 +79,7 @@ def test_cpu_bound_neighbours_on_the_same_cpu_leave_the_probe_within_its_noise()
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpu})
     try:
-        with neighbours(2, {cpu}):
+        with busy({cpu}, count=2):
             machine = speed.Speed()
             machine.quiet = speed.rate(speed.CALIBRATION_SAMPLES)
             seen = [machine.factor() for _ in range(10)]
@@ -164,7 +149,7 @@ def test_a_short_test_is_not_probed():
 def test_a_clear_timeout_stays_one_beside_real_neighbours_and_a_clear_pass_passes():
     """No seam: the real probe with two CPU-bound neighbours on the program's CPU (whatever the host does)."""
     cpu = min(os.sched_getaffinity(0))
-    with neighbours(2, {cpu}):
+    with busy({cpu}, count=2):
         over = one_run(BURN.format(cpu=1.4), cpu=cpu)
         under = one_run(BURN.format(cpu=0.4), cpu=cpu)
     assert over.status == RUN_TIMEOUT and over.speed_high >= 1.0 and over.own_time >= 1.0
