@@ -339,10 +339,10 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def local_workers(controller: int) -> set[int]:
-    """The controller's xdist workers: the parents of the executor servers below it (less the controller,
-    whose own server measures the machine's speed)."""
-    servers = [pid for pid in descendants_of(controller) if b"executor/serve.py" in cmdline(pid)]
-    return {parent for parent in map(parent_of, servers) if parent not in (None, controller)}
+    """The controller's xdist workers: its children that are not executor servers (its own server measures the
+    machine's speed)."""
+    return {pid for pid in descendants_of(controller)
+            if parent_of(pid) == controller and b"executor/serve.py" not in cmdline(pid)}
 
 
 @pytest.mark.parametrize("name", [*SIGNALS, "lost-worker"])

@@ -97,6 +97,7 @@ class ProblemScheduling(LoadScopeScheduling):
         self.has_verdict = has_verdict or (lambda nodeid: False)
         self.crashed: set[str] = set()  # cases a lost worker was running
         self.run_again: set[str] = set()  # those given to another worker (once: a case never crashes two)
+        self.lost = 0  # workers lost so far
         self.stealing = stealing
         self.fail_fast = fail_fast
         # node ids the controller reports from their records (--apps-resume): never sent to a worker
@@ -173,6 +174,15 @@ class ProblemScheduling(LoadScopeScheduling):
         cases are skipped where they are, so they are not worth moving."""
         self._failed.add(self._split_scope(nodeid))
 
+    def stops_after(self, lost: int) -> bool:
+        """Whether xdist ends the run once this many workers were lost (`--max-worker-restart`, by default four
+        per worker asked for): then a lost worker's case is not handed out again, since nothing would run it."""
+        option = getattr(self.config.option, "maxworkerrestart", None)
+        if option is None:
+            workers = getattr(self.config.option, "numprocesses", None)
+            return bool(workers) and isinstance(workers, int) and lost > 4 * workers
+        return lost > int(option)
+
     def remove_node(self, node: Any) -> str | None:
         """A worker finished or crashed. A crashed worker's unfinished tests go back to the queue and the test it
         was running is returned. That one goes back too (`run_again`), unless its verdict had reached the
@@ -188,7 +198,9 @@ class ProblemScheduling(LoadScopeScheduling):
                 self._balance()
             return None
         crashitem = self.registered_collections[node][queue[0]]
-        again = crashitem not in self.crashed and not self.has_verdict(crashitem)
+        self.lost += 1
+        again = (crashitem not in self.crashed and not self.has_verdict(crashitem)
+                 and not self.stops_after(self.lost))
         self.crashed.add(crashitem)
         if again:
             self.run_again.add(crashitem)

@@ -78,9 +78,10 @@ def activate(config: pytest.Config, worker: dict[str, Any]) -> AppsPlugin:
     else:
         state = configure_controller(config)
     config.stash[STATE_KEY] = state
-    if not config.option.collectonly:
+    if not config.option.collectonly and (worker or not config.pluginmanager.has_plugin("dsession")):
         # The server's start and the zygote's preload overlap this process's collection (and, on a worker,
         # the controller's scheduling) rather than following them: the first item would wait for all of it.
+        # (An xdist controller runs no case: its executor starts only if the report asks it for something.)
         state.executor.start()
     if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
         # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
