@@ -106,6 +106,9 @@ def comparable(document: dict[str, Any]) -> dict[str, Any]:
             "reason": None if p.get("verdict") == "no_code" or not isinstance(p.get("reason"), str)
             else re.sub(r"own time [0-9.]+ s", "own time", p["reason"]),
             "tests": [(t["case"], t["kind"], t["step"]) for t in p["tests"]],
+            **({"first_failure_detail": {**p["first_failure_detail"], "reason": re.sub(
+                r"own time [0-9.]+ s", "own time", str(p["first_failure_detail"].get("reason")))}}
+               if isinstance(p.get("first_failure_detail"), dict) else {}),
         }
         for p in document["problems"]
     ]

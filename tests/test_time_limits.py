@@ -31,6 +31,14 @@ BURN = "import time\nt = time.process_time()\nwhile time.process_time() - t < {c
 pytestmark = pytest.mark.xdist_group("time-limits")
 
 
+@pytest.fixture(autouse=True)
+def own_time_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests check the own-time measure alone: their programs spin until they have used so much CPU time,
+    whatever work a CPU second does, so the machine's measured slowdown (tests/test_speed.py) is pinned at none
+    through the executor's documented seam (a pytester run started from a test inherits it)."""
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.0")
+
+
 @contextmanager
 def busy(cpus: set[int], count: int = 1):
     """`count` processes spinning on `cpus` beside the test (a CI neighbour, a second evaluation)."""
