@@ -127,7 +127,7 @@ def test_a_path_option_written_with_a_space_keeps_the_projects_rootdir_and_ini(
     }
     for name, result in runs.items():
         result.stdout.fnmatch_lines([f"rootdir: {pytester.path}", "configfile: pytest.ini",
-                                     "apps: 2 problems (limit 2), first 1 tests per problem*"])
+                                     "apps: 2 problems (limit 2), first 1 test per problem*"])
         passed = sorted(line.split()[-1] if line.startswith("[gw") else line.split()[0]
                         for line in result.stdout.lines if "PASSED" in line)  # -v: from the ini's addopts
         assert passed == ["900001.py::test_0", "900002.py::test_0"], (name, passed)

@@ -81,7 +81,7 @@ def _index_text(src: dict[str, Any]) -> str:
 def header_lines(state: RunState) -> list[str]:
     s, plan = state.settings, state.plan
     src = plan.source
-    cap = "all tests" if s.max_tests <= 0 else f"first {s.max_tests} tests"
+    cap = "all tests" if s.max_tests <= 0 else f"first {_count(s.max_tests, 'test')}"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
     split = f"split {src['split']}" if src["split"] else f"({ONE_FILE_TEXT})"
     # a problem whose programs are all without code (a failed generation, text without a code block) has none
