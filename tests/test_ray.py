@@ -85,40 +85,72 @@ def test_same_verdicts_as_one_machine_with_test_data_once_per_node(cluster: Any,
     assert sum(s["programs"] for s in stats.values()) > sum(s["loads"] for s in stats.values())
 
 
+def kill_actor_once_busy(ev: Evaluator, node_id: str) -> tuple[threading.Thread, threading.Event, int]:
+    """A thread that SIGKILLs `node_id`'s actor process once it runs a program (its node stays alive)."""
+    victim = ev.cluster.pids()[node_id]
+    killed = threading.Event()
+
+    def kill() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # once the node's actor is running a program
+            if ev.cluster.stats().get(node_id, {}).get("programs", 0) > 0:
+                break
+            time.sleep(0.05)
+        os.kill(victim, signal.SIGKILL)  # the actor's worker process dies; its node stays
+        killed.set()
+
+    return threading.Thread(target=kill), killed, victim
+
+
+@pytest.mark.parametrize("budget", [90.0, None], ids=["budget", "no-budget"])
 def test_an_actor_killed_mid_batch_is_replaced_and_the_batch_returns_every_score_within_its_budget(
-    cluster: Any, sample: Any,
+    cluster: Any, sample: Any, budget: float | None,
 ) -> None:
     c, worker = cluster
     problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
     program = SLOW + (SOLUTIONS / "900001.py").read_text()
-    budget = 90.0
     with Evaluator(timeout=2.0, ray=True) as ev:
-        victim = ev.cluster.pids()[worker.node_id]
-        killed = threading.Event()
-
-        def kill() -> None:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # once the worker node's actor is running a program
-                if ev.cluster.stats().get(worker.node_id, {}).get("programs", 0) > 0:
-                    break
-                time.sleep(0.05)
-            os.kill(victim, signal.SIGKILL)  # the actor's worker process dies; its node stays
-            killed.set()
-
-        killer = threading.Thread(target=kill)
+        killer, killed, victim = kill_actor_once_busy(ev, worker.node_id)
         killer.start()
         started = time.monotonic()
         results = ev.score_batch([(problem, program)] * 6, budget=budget)
         took = time.monotonic() - started
         killer.join()
         assert killed.is_set()
-        assert took < budget
+        assert budget is None or took < budget
         assert [r.verdict if r else None for r in results] == ["pass"] * 6  # every score, none lost, none as 0
         assert ev.cluster.resent >= 1
         replaced = ev.cluster.pids()
         assert set(replaced) == {worker.node_id, *replaced} and replaced[worker.node_id] != victim  # a new actor
-        # without a budget too: the next batch runs on both nodes' actors
+        # the next batch runs on both nodes' actors
         assert [r.verdict for r in ev.score_many([(problem, program)] * 2)] == ["pass"] * 2
+
+
+def test_an_actor_not_started_by_the_batchs_deadline_is_left_for_the_next_batch(cluster: Any, sample: Any) -> None:
+    """A node that joins between batches gets its actor at the next batch; one that cannot start before that batch's
+    deadline holds the batch no longer than its budget, costs no error and no 0 (what was not scored is None), and
+    is started again by the next batch."""
+    c, worker = cluster
+    problem = next(p for p in sample if p.id == "900001")
+    program = (SOLUTIONS / "900001.py").read_text()
+    with Evaluator(timeout=2.0, ray=True) as ev:
+        assert len(ev.cluster.nodes()) == 2
+        joined = c.add_node(num_cpus=1, object_store_memory=STORE)
+        try:
+            c.wait_for_nodes()
+            budget = 0.3  # far less than a Ray worker process takes to start and warm its executor
+            started = time.monotonic()
+            results = ev.score_batch([(problem, program)] * 2, budget=budget)
+            took = time.monotonic() - started
+            assert took < budget + 5.0, took  # the wait for the new actor ended at the deadline, not at 120 s
+            assert all(r is None or r.verdict == "pass" for r in results)  # not scored, never scored 0
+            assert joined.node_id not in ev.cluster.nodes()  # the actor that was not ready was stopped
+            # the next batch, without a budget, starts the new node's actor and runs on all three
+            again = ev.score_many([(problem, program)] * 6)
+            assert [r.verdict for r in again] == ["pass"] * 6
+            assert set(ev.cluster.nodes()) >= {joined.node_id, worker.node_id}
+        finally:
+            c.remove_node(joined)
 
 
 def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:
