@@ -4,7 +4,8 @@ needs (no engine, no judges, no numpy).
 
 The plugin is dormant unless `--apps`, an `--apps-*` selection option, the ini option `apps` or a path in the
 candidates' folder asks for it; dormant, it only keeps pytest from importing candidate code. Turned on, it
-imports `session.py` and registers the plugin object that `session.activate` builds for this process's role.
+imports `session.py` and registers the two plugin objects that `session.activate` builds for this process: its
+role's (the controller's or a worker's) and, beside it, how its cases run (here, or through xdist's workers).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from .options import REMOTE_KEY, add_options, candidate_sources, dormant_line, i
 
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
-SESSION = "apps-session"  # the name the active run's AppsPlugin is registered under
+SESSION = "apps-session"  # the name this process's role plugin is registered under (the run is active)
+BESIDE = "apps-cases"  # the name of the plugin beside it: how this process's cases run
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -57,7 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     from .session import activate  # (the engine, the judges, the dataset readers: only for an active run)
 
-    config.pluginmanager.register(activate(config, worker), SESSION)
+    role, beside = activate(config, worker)
+    config.pluginmanager.register(role, SESSION)
+    config.pluginmanager.register(beside, BESIDE)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -7,7 +7,7 @@
 - `remote_worker_state`: an xdist worker on another machine. The plan came in `workerinput`, the settings with
   it (not this machine's command line), and each problem's test data comes from the controller (remote.py).
 
-`hooks.pytest_configure` reads the command line or `workerinput`, then calls the one that fits.
+`session.activate` reads the command line or `workerinput`, then calls the one that fits.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its m
 def controller_state(settings: Settings, plan: Plan, *, cpus: Collection[int], workers: int,
                      explicit: Iterable[str] = (), narrow: Iterable[Any] = ()) -> ControllerState:
     """`cpus`: the CPUs the run may use here; `workers`: the xdist workers the command line asks for (1
-    without xdist); `explicit`, `narrow`: what the command line named (hooks.explicit_nodeids,
+    without xdist); `explicit`, `narrow`: what the command line named (session.explicit_nodeids,
     nodeids.folder_arguments)."""
     return ControllerState(settings, plan, explicit=explicit, narrow=narrow, cpus=len(cpus) or 1, workers=workers,
                            cpu=executor_cpu(settings.cpu_pinning, None, None, cpus))

@@ -1,0 +1,108 @@
+"""The controller's side of xdist, as a plugin object registered beside the controller's when xdist hands the
+cases to workers (without xdist, the case-running plugin of cases.py takes its place): our scheduler, the
+workerinput each worker needs (the plan, the run's pools of execution slots, its place on its machine; for a
+worker on another machine, what remote.py sends), and what a lost worker had been given or was running.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from . import gateways
+from .base import ISOLATION_KEY
+from .controller import ControllerPlugin
+from .crashes import settle_crash_report
+from .crashes import teststatus as crash_teststatus
+from .remote import RemoteWorkers
+from .roles import PLACE_KEY, PLAN_KEY, SLOTS_KEY
+
+
+class DistributionPlugin:
+    """xdist's hooks on the controller; what they learn goes to the controller's plugin and its state."""
+
+    def __init__(self, controller: ControllerPlugin) -> None:
+        self.controller = controller
+        self.config = controller.config
+        self.state = controller.state
+        self.specs: list[Any] = []  # the xdist gateway specs
+        self.scheduler: Any = None  # ours (scheduling.py), once xdist asked for one
+        self._remote: RemoteWorkers | None = None
+
+    @pytest.hookimpl(optionalhook=True, tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        if config.getvalue("dist") != "loadscope":
+            return None
+        from .scheduling import ProblemScheduling
+
+        settings, records = self.state.settings, self.controller.records
+        self.scheduler = ProblemScheduling(config, log, stealing=settings.work_stealing == "on",
+                                           fail_fast=settings.fail_fast, held=self.controller.ledger.held(),
+                                           report_held=self.report_held,
+                                           has_verdict=lambda nodeid: nodeid in records)
+        return self.scheduler
+
+    def report_held(self, nodeids: list[str]) -> None:
+        """The scheduler hands the controller the cases its records settle: the selected cases are the
+        scheduler's collection."""
+        if self.controller.selected is None:
+            self.controller.selected = len(self.scheduler.collection)
+        self.controller.report_held(nodeids)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed and self.scheduler is not None:
+            self.scheduler.note_failure(report.nodeid)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Any:
+        """Before the controller's plugin says how the run went: the selected cases are the scheduler's."""
+        if self.scheduler is not None and self.scheduler.collection is not None:
+            self.controller.selected_ids = set(self.scheduler.collection)
+            if self.controller.selected is None:
+                self.controller.selected = len(self.controller.selected_ids)
+        return (yield)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Any) -> None:
+        self.specs = list(specs)
+        if any(gateways.is_remote(spec) for spec in self.specs):
+            gateways.pass_command_line(config, [str(a) for a in config.invocation_params.args])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[PLAN_KEY] = str(self.state.plan.folder)
+        node.workerinput[SLOTS_KEY] = self.controller.run_name
+        node.workerinput[PLACE_KEY] = gateways.machine_place(node.gateway.spec, self.specs)
+        if gateways.is_remote(node.gateway.spec):
+            # the plan in workerinput, the test data over a channel of its own (see remote.py)
+            if self._remote is None:
+                state = self.state
+                self._remote = RemoteWorkers(self.config, state.plan, state.cases_folder, state.settings)
+            node.workerinput.update(self._remote.inputs(node.gateway))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object | None) -> None:
+        layers = (getattr(node, "workeroutput", None) or {}).get(ISOLATION_KEY)
+        if layers is not None and gateways.is_remote(node.gateway.spec):
+            self.state.machine_isolation(gateways.machine_of(node.gateway.spec), layers)
+        if error is None:
+            return
+        # before xdist takes the node's work back: what it had been given and not finished
+        sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
+        self.state.worker_lost(gateways.down_record(node, error, gateways.unfinished(sched, node)))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", None)
+        run_again = crashitem in getattr(sched, "run_again", ())
+        self.state.worker_crashed(worker, crashitem, run_again)
+        if settle_crash_report(report, run_again, crashitem in self.controller.records):
+            report.apps_run_again = run_again  # (how the terminal and JUnit take it: below, and in controller.py)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: Any) -> tuple[str, str, str] | None:
+        if hasattr(report, "apps_run_again"):
+            return crash_teststatus(report, report.apps_run_again)
+        return None

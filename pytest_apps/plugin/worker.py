@@ -1,0 +1,40 @@
+"""An xdist worker's plugin object, as xdist's WorkerInteractor is its: what a worker process does besides
+collecting and running cases (cases.py, registered beside it). It stops at the run's first signal, leaves its pid
+where its controller can interrupt it (a local worker), keeps its terminal's counts out of the controller's, and
+sends the controller its machine's isolation layers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .base import ISOLATION_KEY, RunPlugin
+from .interrupts import note_worker
+from .roles import SLOTS_KEY
+from .termstats import forget_on_worker
+
+
+class WorkerPlugin(RunPlugin):
+    """`plan_folder`: the controller's plan folder on this machine, where a local worker leaves its pid (None on
+    another machine)."""
+
+    def __init__(self, config: pytest.Config, plan_folder: Path | None = None) -> None:
+        workerinput = getattr(config, "workerinput", {})
+        super().__init__(config, workerinput.get(SLOTS_KEY) or uuid.uuid4().hex[:16])
+        if plan_folder is not None:
+            # (once its handlers are in place: from then on, the controller's SIGINT stops it as Ctrl-C does)
+            note_worker(plan_folder, str(workerinput.get("workerid")))
+
+    def filed(self, report: pytest.TestReport, stats: dict[str, list[Any]] | None) -> None:
+        if stats is not None:
+            forget_on_worker(stats, report)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.state.started():
+            self.config.workeroutput[ISOLATION_KEY] = self.state.isolation()  # type: ignore[attr-defined]
+        self.state.close()
