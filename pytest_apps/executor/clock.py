@@ -136,9 +136,12 @@ class OwnClock:
 
 def leader_times(pid: int) -> tuple[int, int] | None:
     """(CPU ns, run-queue wait ns) of the process's main task; readable until the process is reaped."""
-    try:
-        with open(f"/proc/{pid}/schedstat", "rb") as f:
-            fields = f.read().split()
+    try:  # (twice a test: plain descriptors, without the io objects open() builds)
+        fd = os.open(f"/proc/{pid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            fields = os.read(fd, 256).split()
+        finally:
+            os.close(fd)
         return int(fields[0]), int(fields[1])
     except (OSError, ValueError, IndexError):
         return None
