@@ -10,12 +10,17 @@ pytest process.
 
 from __future__ import annotations
 
+import atexit
 import json
+import linecache
+import marshal
 import os
 import pickle
+import random
 import resource
 import signal
 import sys
+import threading
 
 from .fence import CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, drop_capabilities, landlock_restrict, prctl, setns
 from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS, recv_go, write_all
@@ -204,16 +209,12 @@ def _plain_value(value):
 
 def _finish(status: int) -> None:
     """What the interpreter does at exit: join threads, run atexit, flush stdio; then the last words."""
-    import threading
-
     try:
         if len(threading._active) > 1 or threading._limbo or threading._shutdown_locks:
             threading._shutdown()  # join the threads the program started
     except BaseException:
         pass
     try:
-        import atexit
-
         if atexit._ncallbacks():
             atexit._run_exitfuncs()
     except BaseException:
@@ -288,8 +289,6 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         limits = cfg.get("limits")
         if limits:
             apply_limits(limits)
-        import random
-
         random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
         sys.path[0] = workdir
         main = sys.modules["__main__"]  # made empty by prepare_child_state()
@@ -298,8 +297,6 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         except EOFError:
             os._exit(0)  # the server retired this spare
         os.close(4)
-        import marshal
-
         code = marshal.loads(blobs[0])
     except MemoryError as e:
         _out_of_memory(e)  # within its limit, taking its program in: the program's limit
@@ -329,8 +326,6 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         _CPU_AT_START = ru.ru_utime + ru.ru_stime  # the spare's own setup is not the program's time
         if req["limits"] != limits_applied:
             apply_limits(req["limits"])
-        import linecache
-
         filename = req["filename"]
         source = req["source"]
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
