@@ -30,6 +30,7 @@ CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "
              "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
 _CPU_AT_START = 0.0  # CPU seconds the child had used when its test arrived
 _ZYGOTE_STDIO: tuple = ()  # the zygote's own stdio objects, kept alive (see prepare_child_state)
+_GUARD: list = []  # the reliability guard's stand-ins, made in the zygote (see _guard_replacements)
 
 
 def _report(obj: dict) -> None:
@@ -104,6 +105,7 @@ def prepare_child_state() -> None:
     sys.stdin = sys.__stdin__ = stdio[0]
     sys.stdout = sys.__stdout__ = stdio[1]
     sys.stderr = sys.__stderr__ = stdio[2]
+    _GUARD[:] = _guard_replacements()  # (the call-based children's, installed by each of them)
     # as `python prog.py` starts: no limit on int/str conversion (APPS data needs it), the default recursion
     # limit, the program's folder first on sys.path (each child puts its own there), an empty __main__
     import builtins
@@ -124,23 +126,34 @@ def _reliability_guard() -> None:
     functions while they are being imported (numpy's import calls `os.putenv`, for one). Not the security
     boundary (that is outside the child); it keeps call-based runs comparable."""
     import builtins
-    import shutil
-    import subprocess
 
     os.environ["OMP_NUM_THREADS"] = "1"
     builtins.exit = None
     builtins.quit = None
+    for module, name, disabled in _GUARD or _guard_replacements():
+        setattr(module, name, disabled)
+    builtins.help = None
+    for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+        sys.modules[mod] = None
+
+
+def _guard_replacements() -> list[tuple]:
+    """(module, name, its disabled stand-in) for every function the reliability guard disables. Made once, in the
+    zygote (`prepare_child_state`): a call-based child that imported `subprocess` and built these stand-ins itself
+    spent about 3 ms of CPU on them."""
+    import shutil
+    import subprocess
+
+    out = []
     for name in ("kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
                  "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
                  "chmod", "chown", "chroot", "lchown", "getcwd", "chdir", "lchflags", "lchmod"):
         if hasattr(os, name):
-            setattr(os, name, _disabled(os, name))
+            out.append((os, name, _disabled(os, name)))
     for name in ("rmtree", "move", "chown"):
-        setattr(shutil, name, _disabled(shutil, name))
-    subprocess.Popen = _disabled(subprocess, "Popen")
-    builtins.help = None
-    for mod in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
-        sys.modules[mod] = None
+        out.append((shutil, name, _disabled(shutil, name)))
+    out.append((subprocess, "Popen", _disabled(subprocess, "Popen")))
+    return out
 
 
 def _disabled(module, name: str):
