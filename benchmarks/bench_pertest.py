@@ -1,6 +1,7 @@
 """The harness's own CPU per test, by process kind and by step (run by hand, not by pytest):
 
     python benchmarks/bench_pertest.py [--tests 2000] [--rounds 3] [--without private-tmp,landlock] [--baseline DIR]
+        [--call]
 
 Runs `--tests` tests of `print(input())` through `Executor` directly (no pytest), `--rounds` times, and prints
 the least CPU per test of each process kind:
@@ -16,7 +17,8 @@ against the floor measured in the same run: a fork and exit of a warm Python. Th
 steps (CPU per test of each, inclusive of the steps inside it), from a copy of the server started through a
 wrapper that times them. `--without` repeats the kinds with isolation layers left out, to show what each costs
 (a measurement only: the executor itself has no switch to leave a layer out). `--baseline DIR` runs the same rounds
-with the executor server of another checkout (this checkout's client talks to it), alternating with this one's.
+with the executor server of another checkout (this checkout's client talks to it), alternating with this one's;
+`--call` adds rounds of call-based tests of a function that returns its argument.
 
 The split of the child's CPU comes from the wrapper too (a line the child writes to its report before the
 program runs); the server's and zygote's figures from /proc/<pid>/schedstat (nanoseconds), the children's from
@@ -197,25 +199,33 @@ def own_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def one_round(tests: int, wrapper: Path | None, out: Path | None) -> dict:
+def one_round(tests: int, wrapper: Path | None, out: Path | None, call: bool = False) -> dict:
     """CPU seconds per test by kind, for `tests` echo tests on a fresh executor (started and warmed first), its
-    server started through `wrapper` when given."""
+    server started through `wrapper` when given; with `call`, call-based tests of `def f(x): return x`."""
     saved = client_module.SERVER_SCRIPT
     if wrapper is not None:
         client_module.SERVER_SCRIPT = str(wrapper)
     try:
         ex = Executor(Limits(timeout=4))
-        prog = Program("print(input())\n", "echo.py")
+        prog = Program("def f(x):\n    return x\n" if call else "print(input())\n", "echo.py")
+
+        def run(i: int) -> tuple[object, str]:
+            if call:
+                o = ex.run_call(prog, "f", [i])
+                return o, o.value_json == str(i)
+            o = ex.run_stdin(prog, f"{i}\n")
+            return o, o.stdout == f"{i}\n"
+
         for i in range(50):  # warm: the program compiled, the spares forked, the folders made
-            ex.run_stdin(prog, f"{i}\n")
+            run(i)
         stats = ex._stats()
         server_pid, zygote_pid = stats["pid"], stats["zygote"]
         s0, z0, c0, me0 = schedstat_ns(server_pid), schedstat_ns(zygote_pid), children_ticks(zygote_pid), own_cpu()
         sf0, zf0 = faults(server_pid)[0], faults(zygote_pid)
         program = 0.0
         for i in range(tests):
-            o = ex.run_stdin(prog, f"{i}\n")
-            if o.stdout != f"{i}\n":
+            o, right = run(i)
+            if not right:
                 raise SystemExit(f"wrong output at test {i}: {o}")
             program += o.cpu_time
         me1 = own_cpu()
@@ -279,6 +289,7 @@ def main() -> None:
     ap.add_argument("--tests", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--without", default="", help="layers to leave out in extra rounds: private-tmp,landlock")
+    ap.add_argument("--call", action="store_true", help="also rounds of call-based tests (`def f(x): return x`)")
     ap.add_argument("--baseline", default="", help="another checkout whose executor server runs the same rounds "
                                                    "(its client is this one's): before and after in one run")
     args = ap.parse_args()
@@ -295,6 +306,7 @@ def main() -> None:
             configs.append((f"without {layer}", None, [layer]))
         results: dict[str, list[dict]] = {name: [] for name, _, _ in configs}
         steps: dict = {}
+        calls: dict[str, list[dict]] = {}
         forks = []
         for r in range(args.rounds):
             forks.append(fork_exit_cpu(env, 1000))
@@ -303,6 +315,8 @@ def main() -> None:
                     results[name].append(one_round(args.tests, *write_wrapper(work, f"w{r}-{i}", without)))
                 else:
                     results[name].append(one_round(args.tests, script, None))
+                if not without and args.call:
+                    calls.setdefault(name, []).append(one_round(args.tests, script, None, call=True))
             wrapped = one_round(args.tests, *write_wrapper(work, f"steps{r}", []))
             if not steps or sum(v[0] for v in wrapped["steps"].values()) < sum(v[0] for v in steps.values()):
                 steps = wrapped["steps"]
@@ -311,6 +325,8 @@ def main() -> None:
         print("CPU per test by process kind:")
         for name, _, _ in configs:
             show_kinds(name, least(results[name]), floor)
+        for name, rounds in calls.items():
+            show_kinds(f"{name}, call-based", least(rounds), floor)
         print("steps (CPU per test, from the timed copy of the server; nested steps are inside their callers; the "
               "child's from its reports):")
         show_steps(steps, args.tests)
