@@ -278,7 +278,8 @@ def show_steps(steps: dict, tests: int) -> None:
         if label == "zygote.all":
             continue
         per = ns / 1e6 / n if label.startswith("child.") else ns / 1e6 / tests
-        print(f"    {label:28s} {per:7.3f} ms per test  ({count} calls)")
+        unit = "per test" if "(count)" in label else "ms per test"  # (counts are kept as millionths)
+        print(f"    {label:28s} {per:7.3f} {unit}  ({count} calls)")
     if "zygote.all" in steps:
         print(f"    {'zygote (all of its loop)':28s} {steps['zygote.all'][0] / 1e6 / tests:7.3f} ms per test (from the "
               f"warm-up on)")
