@@ -10,6 +10,11 @@ Workers are given slots in turn (worker k takes slot k mod the slot count), as C
 that the workers pinned to one CPU take turns on it. A lock held by a process that dies is released by the
 kernel. The folder holds nothing but empty lock files, and candidates cannot reach it (their Landlock rules allow
 no writes outside their own work folder).
+
+`with slot.whole():` holds every slot of the pool on this machine, so that no other program of the run runs
+meanwhile (a verdict confirmed alone, engine/confirm.py). It takes the pool's confirmation lock first, then the
+slots in index order: a worker running a test holds one slot and waits for none while holding it, and two workers
+that want the whole pool at once take turns on the confirmation lock, so no two wait on each other.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 PREFIX = "pytest-apps-slots-"
 
@@ -41,25 +48,59 @@ class Slot:
             raise ValueError(f"a pool needs at least one slot, not {count}")
         self.index = index % count
         self.count = count
-        folder = pool_folder(run)
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        self._fd = os.open(os.path.join(folder, f"slot-{self.index}"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._folder = pool_folder(run)
+        os.makedirs(self._folder, mode=0o700, exist_ok=True)
+        self._fd = self._open(f"slot-{self.index}")
+        self._whole = False  # holding every slot of the pool (`whole`): its own slot is held already
         self.waited = 0.0
 
+    def _open(self, name: str) -> int:
+        return os.open(os.path.join(self._folder, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
     def __enter__(self) -> Slot:
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if self._whole:
             self.waited = 0.0
-        except BlockingIOError:
-            started = time.monotonic()
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            self.waited = time.monotonic() - started
+            return self
+        self.waited = _lock(self._fd)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        if not self._whole:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    @contextmanager
+    def whole(self) -> Iterator[Slot]:
+        """Hold every slot of the pool on this machine (see the module's note); `waited` is the wait for them."""
+        fds = [self._open("confirming")] + [self._fd if k == self.index else self._open(f"slot-{k}")
+                                            for k in range(self.count)]
+        taken: list[int] = []
+        try:
+            waited = 0.0
+            for fd in fds:
+                waited += _lock(fd)
+                taken.append(fd)
+            self._whole, self.waited = True, waited
+            yield self
+        finally:
+            self._whole = False
+            for fd in reversed(taken):
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            for fd in fds:
+                if fd != self._fd:
+                    os.close(fd)
 
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def _lock(fd: int) -> float:
+    """Take the exclusive lock on `fd`, waiting as long as it takes: the seconds waited."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return 0.0
+    except BlockingIOError:
+        started = time.monotonic()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return time.monotonic() - started
