@@ -48,14 +48,14 @@ class Slot:
             raise ValueError(f"a pool needs at least one slot, not {count}")
         self.index = index % count
         self.count = count
-        self._folder = pool_folder(run)
-        os.makedirs(self._folder, mode=0o700, exist_ok=True)
-        self._fd = self._open(f"slot-{self.index}")
+        folder = pool_folder(run)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        # every lock file of the pool is opened now: a worker that ends first removes the folder, and what is open
+        # stays shared with the others (a file opened after that would be a new lock, held by nobody else)
+        self._all = [_open(folder, f"slot-{k}") for k in range(count)] + [_open(folder, "confirming")]
+        self._fd = self._all[self.index]
         self._whole = False  # holding every slot of the pool (`whole`): its own slot is held already
         self.waited = 0.0
-
-    def _open(self, name: str) -> int:
-        return os.open(os.path.join(self._folder, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
     def __enter__(self) -> Slot:
         if self._whole:
@@ -71,12 +71,11 @@ class Slot:
     @contextmanager
     def whole(self) -> Iterator[Slot]:
         """Hold every slot of the pool on this machine (see the module's note); `waited` is the wait for them."""
-        fds = [self._open("confirming")] + [self._fd if k == self.index else self._open(f"slot-{k}")
-                                            for k in range(self.count)]
+        order = [self._all[-1], *self._all[:-1]]  # the confirmation lock first, then the slots in index order
         taken: list[int] = []
         try:
             waited = 0.0
-            for fd in fds:
+            for fd in order:
                 waited += _lock(fd)
                 taken.append(fd)
             self._whole, self.waited = True, waited
@@ -85,14 +84,15 @@ class Slot:
             self._whole = False
             for fd in reversed(taken):
                 fcntl.flock(fd, fcntl.LOCK_UN)
-            for fd in fds:
-                if fd != self._fd:
-                    os.close(fd)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        while self._all:
+            os.close(self._all.pop())
+        self._fd = -1
+
+
+def _open(folder: str, name: str) -> int:
+    return os.open(os.path.join(folder, name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
 
 
 def _lock(fd: int) -> float:
