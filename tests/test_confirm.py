@@ -6,6 +6,7 @@ its own time grows, its CPU time does not)."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -94,3 +95,161 @@ def test_two_workers_holding_the_whole_pool_at_once_take_turns_without_deadlock(
         for slot in slots:
             slot.close()
         remove_pool(run_name)
+
+
+# -- which verdicts ---------------------------------------------------------------------------------------------
+
+
+def test_only_a_timeout_or_near_limit_verdict_met_while_the_machine_was_measured_slower_is_confirmed():
+    from pytest_apps.core.record import CaseRecord
+    from pytest_apps.engine.confirm import needs_confirmation
+    from pytest_apps.executor.speed import CONFIDENT
+
+    def rec(kind: str, low: float = 0.0, high: float = 0.0, borderline: bool = False) -> CaseRecord:
+        return CaseRecord("7", 0, kind, borderline=borderline, speed_low=low, speed_high=high)
+
+    slow = CONFIDENT + 0.01
+    assert needs_confirmation(rec("timeout", 1.0, slow))  # slower than quiet at some point around the test
+    assert needs_confirmation(rec("pass", slow, slow, borderline=True))
+    assert needs_confirmation(rec("wrong_answer", 1.0, 1.6, borderline=True))
+    # on a quiet machine (within the probe's noise) or unmeasured: the verdict is final, as it ran
+    assert not needs_confirmation(rec("timeout", 1.0, CONFIDENT - 0.01))
+    assert not needs_confirmation(rec("timeout"))
+    assert not needs_confirmation(rec("pass", 1.0, 1.0, borderline=True))
+    # a verdict far from the limit is final whatever the machine did
+    assert not needs_confirmation(rec("pass", 1.6, 1.6)) and not needs_confirmation(rec("wrong_answer", 1.6, 1.6))
+
+
+# -- a slow spell the probe missed: the program's process stalled from outside ---------------------------------
+
+BURN = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < {cpu}:\n    pass\nprint('done')\n"
+ENDLESS = "while True:\n    pass\n"
+
+
+def _stat(pid: int) -> tuple[int, float] | None:
+    """(parent pid, CPU seconds) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _is_server(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"pytest_apps/executor/serve.py" in f.read()
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def programs_below(root: int) -> dict[int, float]:
+    """Candidate programs running below process `root` (this test's own runs, never another's on the machine):
+    the children of an executor's zygote, and theirs: pid -> CPU seconds."""
+    found: dict[int, float] = {}
+    stack = [(root, 0)]  # (pid, how many executor processes above it and itself: server 1, zygote 2, child 3)
+    while stack:
+        pid, depth = stack.pop()
+        depth = depth + 1 if _is_server(pid) else 0
+        if depth >= 3:
+            stat = _stat(pid)
+            if stat is not None:
+                found[pid] = stat[1]
+        stack.extend((child, depth) for child in _children(pid))
+    return found
+
+
+@contextmanager
+def stalls(count: int, seconds: float = 2.5, after_cpu: float = 0.2):
+    """Stall (SIGSTOP, then SIGCONT `seconds` later) each of the first `count` candidate programs of this test's
+    runs seen busy (with `after_cpu` seconds of CPU): a slow spell that the machine-speed probe around the test does not see, as a
+    hypervisor taking the CPU. Yields the pids stalled."""
+    stalled: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for pid, cpu in programs_below(os.getpid()).items():
+                if len(stalled) < count and pid not in stalled and cpu >= after_cpu:
+                    stalled.append(pid)
+                    try:
+                        os.kill(pid, signal.SIGSTOP)
+                        done.wait(seconds)
+                        os.kill(pid, signal.SIGCONT)
+                    except ProcessLookupError:
+                        pass
+            done.wait(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield stalled
+    finally:
+        done.set()
+        watcher.join(10)
+
+
+# -- end to end: the plugin at -n 2 --------------------------------------------------------------------------
+
+
+def _plugin_run(pytester: pytest.Pytester, programs: dict[int, str], *args: str) -> tuple[pytest.RunResult, dict]:
+    from conftest import read_report, run
+
+    rows = [{"problem_id": pid, "question": "Print done.", "solutions": "", "difficulty": "interview", "url": "",
+             "starter_code": "", "input_output": json.dumps({"inputs": ["\n"], "outputs": ["done\n"]})}
+            for pid in programs]
+    (pytester.path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (pytester.path / "cands").mkdir()
+    for pid, source in programs.items():
+        (pytester.path / "cands" / f"{pid}.py").write_text(source)
+    result = run(pytester, "--apps-dataset", "rows.jsonl", "--apps-candidates", "cands", "--apps-timeout", "1",
+                 "--apps-markdown", "report.md", "--apps-html", "report.html", *args)
+    return result, read_report(pytester)
+
+
+def _tests(report: dict) -> dict[str, list[tuple[str, str | None]]]:
+    return {p["id"]: [(t["kind"], t["confirmed"]) for t in p["tests"]] for p in report["problems"]}
+
+
+def test_the_plugin_confirms_a_near_limit_timeout_of_a_slow_spell_alone_and_it_becomes_a_pass(
+        pytester: pytest.Pytester, monkeypatch):
+    """The probe saw the machine x1.6 slower (pinned); the near-limit program (1.2 s of CPU: 0.75 s at quiet speed)
+    was stalled in its first run, a slow spell the probe missed: a timeout, confirmed by a run that is a pass."""
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
+    with stalls(1) as stalled:
+        result, report = _plugin_run(pytester, {1: BURN.format(cpu=1.2)}, "-n", "2")
+    assert len(stalled) == 1
+    assert _tests(report) == {"1": [("pass", "timeout")]}, report["problems"][0]["tests"]
+    result.assert_outcomes(passed=1)
+    assert report["summary"]["confirmations"] == 1 and report["summary"]["confirmations_changed"] == 1
+    out = result.stdout.str()
+    assert "1 timeout or near-limit verdict confirmed by a second run" in out and "(1 changed)" in out
+    for name in ("report.md", "report.html"):
+        assert "confirmed by a second run" in (pytester.path / name).read_text(), name
+
+
+def test_the_plugin_confirms_a_clear_timeout_and_it_stays_one(pytester: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
+    result, report = _plugin_run(pytester, {1: ENDLESS, 2: BURN.format(cpu=0.1)}, "-n", "2")
+    assert _tests(report) == {"1": [("timeout", "timeout")], "2": [("pass", None)]}, result.stdout.str()
+    assert report["summary"]["confirmations"] == 1 and report["summary"]["confirmations_changed"] == 0
+    result.assert_outcomes(passed=1, failed=1)
+
+
+def test_on_a_quiet_machine_the_plugin_confirms_nothing_and_a_near_limit_timeout_stays_one(
+        pytester: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.0")
+    result, report = _plugin_run(pytester, {1: BURN.format(cpu=1.2), 2: ENDLESS}, "-n", "2")
+    assert _tests(report) == {"1": [("timeout", None)], "2": [("timeout", None)]}, result.stdout.str()
+    assert report["summary"]["confirmations"] == 0
+    assert "confirmed by a second run" not in result.stdout.str()
+

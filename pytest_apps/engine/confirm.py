@@ -1,10 +1,14 @@
-"""Confirmation: a timeout or a near-limit verdict is run again when the machine is quiet, before it is final.
+"""Confirmation: a timeout or a near-limit verdict met on a slow machine is run again, alone, before it is final.
 
-The backstop of the speed credit (executor/speed.py): a slow spell the probe did not see (it came and went between
-two probes) can still push a program over its limit. So once the run's other work is done (its other workers idle),
-each test whose verdict was a timeout or `borderline` runs again, alone, and the confirmation's verdict is the
-test's. A clear timeout stays one: the confirmation is held to the same limit, and charged at quiet-machine speed
-only where the machine is measured confidently slower. Its record keeps what the first run said (`confirmed`).
+The backstop of the speed credit (executor/speed.py): the credit is that of the smallest slowdown measured around
+a test, so a slow spell that came and went between two probes can still push a program over its limit. So a test
+whose verdict was a timeout or `borderline`, while the probe saw the machine slower than quiet (its largest
+slowdown measured around the test at or above the probe's noise, `speed.CONFIDENT`), runs again with no other
+program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API once a
+call's other work is done), and the confirmation's verdict is the test's. On a quiet machine nothing is run twice
+and verdicts are those of a single run. A clear timeout stays one: the confirmation is held to the same limit, and
+charged at quiet-machine speed only where the machine is measured confidently slower. Its record keeps what the
+first run said (`confirmed`).
 
 Under fail-fast a problem stopped at its first failure: when the confirmation turns that failure into a pass,
 the problem's remaining cases run now, as they would have.
@@ -12,7 +16,8 @@ the problem's remaining cases run now, as they would have.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from ..candidates.sources import Candidate
@@ -21,13 +26,32 @@ from ..core.outcome import PASS, RUN_HARNESS_ERROR, TIMEOUT
 from ..core.record import CaseRecord
 from ..dataset.problems import Cases, Problem, case_order
 from ..executor import Executor
+from ..executor.speed import CONFIDENT
 from ..judge.profiles import Judging
+from .result import CaseResult
 from .run import case_record, run_case
 
 
 def needs_confirmation(record: CaseRecord) -> bool:
-    """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band."""
-    return record.kind == TIMEOUT or record.borderline
+    """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band, met
+    while the machine was measured slower than quiet (beyond the probe's noise) around the test."""
+    return (record.kind == TIMEOUT or record.borderline) and record.speed_high >= CONFIDENT
+
+
+def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
+                 judging: Judging, first: CaseResult,
+                 alone: Callable[[], AbstractContextManager[object]] = nullcontext) -> tuple[CaseResult, str]:
+    """One case's verdict confirmed where it needs it, inside `alone()` (where no other program of the run runs):
+    the result that stands, and the first run's verdict kind when a confirmation ran ("" otherwise). A harness
+    fault of the confirmation leaves the first verdict standing."""
+    kind = first.verdict.kind
+    if not needs_confirmation(case_record(problem, candidate, index, first)):
+        return first, ""
+    try:
+        with alone():
+            return run_case(executor, problem, candidate, cases, index, judging), kind
+    except HarnessError:
+        return first, kind
 
 
 def pending(records: Iterable[CaseRecord]) -> int:

@@ -17,6 +17,8 @@ import functools
 import os
 import shlex
 from collections.abc import Iterator
+from contextlib import nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from ..core.outcome import GENERATION_FAILED, NO_CODE, PASS
 from ..core.record import NO_CASE, CaseRecord
 from ..core.settings import rerun_args
 from ..dataset.problems import Problem, case_order
+from ..engine.confirm import confirm_case
 from ..engine.failtext import case_failure_text, case_title
 from ..engine.result import CaseResult
 from ..engine.run import case_record, run_case
@@ -185,6 +188,7 @@ class CaseItem(pytest.Item):
         self.candidate = candidate
         self.index = index
         self.result: CaseResult | None = None
+        self.confirmed = ""  # the first run's verdict kind, when a confirmation's verdict is the case's
         self.add_marker(RunState.of(self.config).backstop)
         self.keywords[f"apps_{problem.difficulty}"] = True
 
@@ -197,7 +201,12 @@ class CaseItem(pytest.Item):
         try:
             cases = state.test_data.get(self.problem)
             candidate = state.test_data.program(self.problem, self.candidate)
-            self.result = run_case(state.executor, self.problem, candidate, cases, self.index, state.judging)
+            first = run_case(state.executor, self.problem, candidate, cases, self.index, state.judging)
+            # a timeout or near-limit verdict met on a machine measured slower than quiet runs again, with every
+            # slot of this machine's pool held: no other program of the run runs meanwhile (engine/confirm.py)
+            alone = state.slot.whole if state.slot is not None else nullcontext
+            self.result, self.confirmed = confirm_case(state.executor, self.problem, candidate, cases, self.index,
+                                                       state.judging, first, alone)
         except HarnessError as exc:
             self._record(case_record(self.problem, self.candidate, self.index, exc, self.nodeid, self.rerun_id()))
             raise
@@ -205,8 +214,8 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         assert self.result is not None
         failed = self.result.verdict.kind != PASS
-        self._record(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid,
-                                 self.rerun_id() if failed else ""))
+        self._record(replace(case_record(self.problem, self.candidate, self.index, self.result, self.nodeid,
+                                         self.rerun_id() if failed else ""), confirmed=self.confirmed))
         if failed:
             state = RunState.of(self.config)
             state.note_failure(self.key, self.nodeid)
@@ -219,7 +228,7 @@ class CaseItem(pytest.Item):
             raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
     def teardown(self) -> None:
-        self.result = None
+        self.result, self.confirmed = None, ""
         # the setup or call report has carried the record to the controller; the teardown report need not
         self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]
 

@@ -71,9 +71,12 @@ class RunState:
     def backstop(self) -> pytest.MarkDecorator:
         """pytest-timeout's marker for every item: a backstop well above the case limit, so a fault of
         the harness can never wedge a worker. Made once: a hundred thousand items share it. A test may first
-        wait for its slot while the workers sharing it run theirs, each at most the wall-clock backstop."""
+        wait for its slot while the workers sharing it run theirs, each at most the wall-clock backstop; a
+        confirmation (engine/confirm.py) then waits for the other workers' confirmations and runs, and for every
+        slot, each at most one more backstop."""
         sharers = -(-self.workers // self.slot.count) if self.slot is not None else 1
-        return pytest.mark.timeout(self.limits().wall_backstop * sharers + BACKSTOP_MARGIN, method="signal")
+        runs = sharers + self.workers + 1
+        return pytest.mark.timeout(self.limits().wall_backstop * runs + BACKSTOP_MARGIN, method="signal")
 
     @property
     def started_in(self) -> Path:

@@ -43,6 +43,7 @@ from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .markdown import store_failure
+from .terminal import confirmations_text, confirmed_tests
 from .confidence import SAMPLES_OF, ci_text, counts_text, figure_texts, is_sampled, pct, points_range, range_text
 
 # How the page draws each kind of test cell: its letter in the grid string and its colour. Which kinds there are
@@ -532,6 +533,10 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
             f"<details><summary>Asked-for ids not in the dataset ({len(missing)})</summary>"
             f"<p class=\"ids\">{esc(', '.join(map(str, missing)))}</p></details>"
         )
+    confirmed = confirmed_tests(document.get("problems") or [])
+    if confirmed:
+        items = "".join(f"<li>{esc(t)}</li>" for t in confirmed)
+        blocks.append(f"<details><summary>{esc(confirmations_text(f))}</summary><ul>{items}</ul></details>")
     blocks.extend(_judging(f))
     return f'<section class="extras">{"".join(blocks)}</section>' if blocks else ""
 

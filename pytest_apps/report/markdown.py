@@ -19,6 +19,7 @@ from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
 from .stats import SQUARE_AND_ADD
+from .terminal import confirmations_text, confirmed_tests
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 MOST_IDS = 200  # ids listed per list; a PR comment holds at most 65,536 characters
@@ -159,9 +160,22 @@ def _store_failed(document: Mapping[str, Any]) -> list[str]:
 def markdown_text(document: Mapping[str, Any]) -> str:
     """The Markdown summary of a report document (with its `baseline` section when it has one)."""
     lines = _incomplete(document) + _store_failed(document) + _headline(document)
+    lines += _confirmations(document)
     if document.get("baseline"):
         lines += _baseline(document["baseline"])
     return "\n".join(lines) + "\n"
+
+
+CONFIRMED_SHOWN = 20  # confirmed tests listed by name in the Markdown summary
+
+
+def _confirmations(document: Mapping[str, Any]) -> list[str]:
+    f = document.get("summary") or {}
+    if not f.get("confirmations"):
+        return []
+    tests = confirmed_tests(document.get("problems") or [])
+    more = f" and {len(tests) - CONFIRMED_SHOWN} more" if len(tests) > CONFIRMED_SHOWN else ""
+    return ["", f"{confirmations_text(f)}: " + "; ".join(tests[:CONFIRMED_SHOWN]) + more + "."]
 
 
 def write_markdown(text: str, path: str | os.PathLike[str], environ: Mapping[str, str] | None = None) -> list[Path]:

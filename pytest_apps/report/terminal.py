@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
 from ..dataset.problems import Problem, SkippedRow
@@ -61,9 +62,7 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         lines.append(f"machine slowdown measured during the run: x{low:.2f} to x{high:.2f} of its quiet speed; "
                      f"{credited} test{'s' if credited != 1 else ''} charged at quiet-machine speed")
     if f.get("confirmations"):
-        n, changed = f["confirmations"], f.get("confirmations_changed", 0)
-        lines.append(f"{n} timeout or near-limit verdict{'s' if n != 1 else ''} confirmed by a second run when the "
-                     f"machine was quiet ({changed} changed)")
+        lines.append(confirmations_text(f))
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
@@ -164,3 +163,17 @@ def _skipped_line(row: SkippedRow, dataset: str) -> str:
     todo = "give each row its own problem_id" if row.reason.startswith("duplicate") else "fix that row"
     return f"skipped row {row.index} (problem {row.problem_id}) of {dataset}: {row.reason}; {todo} (it is left out " \
            "and counted)"
+
+
+def confirmations_text(f: Mapping[str, Any]) -> str:
+    """The run's confirmations (engine/confirm.py) in one sentence, as every report writes it."""
+    n, changed = f.get("confirmations", 0), f.get("confirmations_changed", 0)
+    return (f"{n} timeout or near-limit verdict{'s' if n != 1 else ''} confirmed by a second run with no other test "
+            f"of the run running ({changed} changed)")
+
+
+def confirmed_tests(problems: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Each confirmed test as `<problem> test <case>: <first kind> -> <final kind>`, in report order."""
+    return [f"{p.get('id')} test {t.get('case')}: {t['confirmed'].replace('_', ' ')} -> "
+            f"{str(t.get('kind')).replace('_', ' ')}"
+            for p in problems for t in p.get("tests") or () if t.get("confirmed")]
