@@ -243,10 +243,10 @@ class Evaluator:
     (`--apps-judge`) names a judge profile (the table in judge/profiles.py); `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
     or "builtin".
 
-    `confirm=True` runs each timeout or near-limit (`borderline`) verdict again once a call's other work is done
-    (the machine then quieter), and the second run's verdict is the test's (docs/isolation.md; `confirmations`
-    counts them). The plugin does not confirm verdicts, so with it the API's report can differ from the plugin's
-    in those tests.
+    `confirm` (on by default, as in the plugin) runs each timeout or near-limit (`borderline`) verdict met while
+    the machine was measured slower than quiet again once a call's other work is done, and the second run's
+    verdict is the test's (docs/isolation.md; `confirmations` counts them). On a quiet machine nothing is run
+    twice. `confirm=False` keeps every first verdict, so the report can then differ from the plugin's there.
 
     `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
@@ -267,7 +267,7 @@ class Evaluator:
         checkers: str | os.PathLike[str] | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
-        confirm: bool = False,
+        confirm: bool = True,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -305,7 +305,8 @@ class Evaluator:
         self._busy_since = 0.0
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
         self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
-        # timeout and near-limit verdicts run again once a call's other work is done (engine/confirm.py)
+        # timeout and near-limit verdicts of a slow machine run again once a call's other work is done
+        # (engine/confirm.py)
         self.confirm = bool(confirm)
         self.confirmations = 0
         self._to_confirm: dict[int, tuple] = {}
@@ -314,7 +315,7 @@ class Evaluator:
 
             where = None if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
             self.cluster = RayExecutors(self.limits, judge, self.checkers if where is None else where,
-                                        self._preload(), per_node=ray_per_node)
+                                        self._preload(), per_node=ray_per_node, confirm=self.confirm)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:
@@ -587,6 +588,8 @@ class Evaluator:
             where.append(i)
         for i, w, records in zip(where, remote, self.cluster.run(remote, fail_fast, deadline)):
             results[i] = None if records is None else single_result(w.problem, w.candidate, records)
+            with self._lock:  # (confirmed on the node, engine/cluster.py)
+                self.confirmations += sum(bool(r.confirmed) for r in records or ())
         return results
 
     def _preload(self) -> tuple[str, ...]:

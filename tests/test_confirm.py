@@ -253,3 +253,59 @@ def test_on_a_quiet_machine_the_plugin_confirms_nothing_and_a_near_limit_timeout
     assert report["summary"]["confirmations"] == 0
     assert "confirmed by a second run" not in result.stdout.str()
 
+
+# -- the same in the Python API (and the reward functions, which score through it) ----------------------------
+
+
+def _api_row() -> dict:
+    return {"problem_id": 7, "question": "Print done.", "solutions": "", "difficulty": "interview", "url": "",
+            "starter_code": "", "input_output": {"inputs": ["\n"], "outputs": ["done\n"]}}
+
+
+def test_the_api_confirms_as_the_plugin_does_by_default(monkeypatch):
+    from pytest_apps import Evaluator
+    from pytest_apps.api import problem_from_row
+
+    problem = problem_from_row(_api_row())
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
+    with Evaluator(workers=1, timeout=1.0) as ev:
+        ev.score(problem, "print('done')")  # a warm executor
+        with stalls(1):
+            near = ev.score(problem, BURN.format(cpu=1.2))
+        clear = ev.score(problem, ENDLESS)
+        assert ev.confirmations == 2
+    assert [(t["kind"], t["confirmed"]) for t in near.tests] == [("pass", "timeout")] and near.verdict == "pass"
+    assert [(t["kind"], t["confirmed"]) for t in clear.tests] == [("timeout", "timeout")]
+
+
+def test_on_a_quiet_machine_the_api_confirms_nothing(monkeypatch):
+    from pytest_apps import Evaluator
+    from pytest_apps.api import problem_from_row
+
+    problem = problem_from_row(_api_row())
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.0")
+    with Evaluator(workers=2, timeout=1.0) as ev:
+        near, clear = ev.score_many([(problem, BURN.format(cpu=1.2)), (problem, ENDLESS)])
+        assert ev.confirmations == 0
+    assert [(t["kind"], t["confirmed"]) for r in (near, clear) for t in r.tests] == [("timeout", None)] * 2
+
+
+def test_a_ray_actor_confirms_on_its_node_as_the_api_does(monkeypatch):
+    """The actor's own class, without Ray (tests/test_ray.py runs it in a cluster where Ray is installed)."""
+    from pytest_apps.api import _TEST_DATA, problem_from_row
+    from pytest_apps.candidates.sources import Candidate
+    from pytest_apps.engine.cluster import NodeRunner, Setup
+    from pytest_apps.executor import Limits
+
+    problem = problem_from_row(_api_row())
+    cases = _TEST_DATA.get(problem)
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
+    seen = []
+    for confirm in (True, False):
+        runner = NodeRunner(Setup(Limits(timeout=1.0), "seed", None, (), 1, confirm=confirm))
+        try:
+            records = runner.run(problem, Candidate(problem.id, "endless.py", ENDLESS), 0, [cases], None, False)
+        finally:
+            runner.close()
+        seen.append([(r.kind, r.confirmed) for r in records])
+    assert seen == [[("timeout", "timeout")], [("timeout", "")]]

@@ -1,7 +1,9 @@
 """Executors that live in Ray actors, one actor per node of a Ray cluster: `Evaluator(ray=True)`.
 
 Only where the executors live differs from one machine; what runs is the same loop (`problem.run_problem`:
-the executor, the judge, the records), so a program gets the same verdicts on a cluster as on one machine.
+the executor, the judge, the records), so a program gets the same verdicts on a cluster as on one machine. A
+timeout or near-limit verdict met while the node was measured slower than quiet is confirmed on that node, on
+the same executor, right after its program (`confirm.confirm`; the node's other executors may be busy then).
 
 * One `NodeRunner` actor per alive node (hard node affinity), holding that node's warm executors: one fork
   server each, started when the actor starts and kept across batches. The actor is threaded
@@ -42,6 +44,7 @@ from ..dataset.problems import Cases, Problem
 from ..executor import Executor, Limits
 from ..judge.checkers import Checkers
 from ..judge.profiles import Judging
+from .confirm import confirm, pending
 from .problem import run_problem
 
 RETRIES = 3  # how many times one program's work may be lost with its node before it is reported not scored
@@ -73,6 +76,7 @@ class Setup:
     checkers: str | None  # an absolute folder, "builtin" or None: must exist on every node
     preload: tuple[str, ...]
     executors: int
+    confirm: bool = True  # timeout and near-limit verdicts of a slow machine run again on the node (confirm.py)
 
 
 class NodeRunner:
@@ -110,7 +114,10 @@ class NodeRunner:
         executor = self._idle.get()
         try:
             self.programs += 1
-            return run_problem(executor, problem, candidate, cases, self.judging, fail_fast, stop)
+            records = run_problem(executor, problem, candidate, cases, self.judging, fail_fast, stop)
+            if records is not None and self.setup.confirm and pending(records) and not (stop is not None and stop()):
+                records, _ = confirm(executor, problem, candidate, cases, self.judging, fail_fast, records)
+            return records
         finally:
             self._idle.put(executor)
 
@@ -146,7 +153,7 @@ class RayExecutors:
     """
 
     def __init__(self, limits: Limits, profile: str, checkers: str | None, preload: tuple[str, ...] = (),
-                 per_node: int | None = None, num_cpus: float = 0.0) -> None:
+                 per_node: int | None = None, num_cpus: float = 0.0, confirm: bool = True) -> None:
         try:
             import ray
         except ImportError:
@@ -155,7 +162,7 @@ class RayExecutors:
             ray.init()
         self._ray = ray
         self._limits, self._profile, self._checkers, self._preload = limits, profile, checkers, preload
-        self._per_node, self._num_cpus = per_node, num_cpus
+        self._per_node, self._num_cpus, self._confirm = per_node, num_cpus, confirm
         self._actors: dict[str, tuple[Any, int]] = {}  # node id -> (actor, executors)
         self._refs: OrderedDict[int, Any] = OrderedDict()  # problem key -> ObjectRef of its Cases
         self._lock = threading.Lock()
@@ -184,7 +191,7 @@ class RayExecutors:
             executors = self._per_node or cpus
             if executors < 1:
                 continue  # a node without CPUs (e.g. a head node started with num_cpus=0) runs nothing
-            setup = Setup(self._limits, self._profile, self._checkers, self._preload, executors)
+            setup = Setup(self._limits, self._profile, self._checkers, self._preload, executors, self._confirm)
             actor = remote.options(
                 num_cpus=self._num_cpus,
                 # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close
