@@ -96,8 +96,10 @@ def program_text(pid: str, spec: str | None) -> str | None:
 def comparable(document: dict[str, Any]) -> dict[str, Any]:
     """A report without what legitimately differs between runs and front ends (timings, memory, node
     ids, settings: the plugin has no fail_fast, the API no candidates folder)."""
-    # (the machine's slowdown measured around the tests is a timing too)
-    summary = {k: v for k, v in document["summary"].items() if k not in ("wall_time", "speed_range", "speed_credited")}
+    # (the machine's slowdown measured around the tests is a timing too, and so is whether a verdict met during a
+    # measured slowdown was confirmed: the verdicts themselves are compared)
+    summary = {k: v for k, v in document["summary"].items()
+               if k not in ("wall_time", "speed_range", "speed_credited", "confirmations", "confirmations_changed")}
     problems = [
         {
             **{k: v for k, v in p.items() if k not in ("tests", "first_failure", "first_failure_nodeid", "reason")},
