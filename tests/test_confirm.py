@@ -168,31 +168,59 @@ def programs_below(root: int) -> dict[int, float]:
     return found
 
 
+class Watch:
+    """What `stalls` saw: the pids it stalled, and each sweep's CPU seconds of every program then running."""
+
+    def __init__(self) -> None:
+        self.stalled: list[int] = []
+        self.sweeps: list[dict[int, float]] = []
+
+    def busy_together(self, pid: int) -> int:
+        """In how many sweeps `pid` and another program both used CPU since the sweep before."""
+        both = 0
+        for before, now in zip(self.sweeps, self.sweeps[1:]):
+            grew = {p for p, cpu in now.items() if cpu > before.get(p, cpu)}
+            both += pid in grew and len(grew) > 1
+        return both
+
+
 @contextmanager
 def stalls(count: int, seconds: float = 2.5, after_cpu: float = 0.2):
     """Stall (SIGSTOP, then SIGCONT `seconds` later) each of the first `count` candidate programs of this test's
-    runs seen busy (with `after_cpu` seconds of CPU): a slow spell that the machine-speed probe around the test does not see, as a
-    hypervisor taking the CPU. Yields the pids stalled."""
-    stalled: list[int] = []
+    runs seen busy (with `after_cpu` seconds of CPU): a slow spell that the machine-speed probe around the test
+    does not see, as a hypervisor taking the CPU. Yields a `Watch`."""
+    watch = Watch()
     done = threading.Event()
 
-    def watch() -> None:
-        while not done.is_set():
-            for pid, cpu in programs_below(os.getpid()).items():
-                if len(stalled) < count and pid not in stalled and cpu >= after_cpu:
-                    stalled.append(pid)
-                    try:
-                        os.kill(pid, signal.SIGSTOP)
-                        done.wait(seconds)
-                        os.kill(pid, signal.SIGCONT)
-                    except ProcessLookupError:
-                        pass
-            done.wait(0.02)
+    resume: dict[int, float] = {}  # stalled pid -> when it goes on
 
-    watcher = threading.Thread(target=watch, daemon=True)
+    def signal_to(pid: int, sig: int) -> None:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def sweep() -> None:
+        while not done.is_set():
+            programs = programs_below(os.getpid())
+            watch.sweeps.append(programs)
+            for pid, cpu in programs.items():
+                if len(watch.stalled) < count and pid not in watch.stalled and cpu >= after_cpu:
+                    watch.stalled.append(pid)
+                    signal_to(pid, signal.SIGSTOP)
+                    resume[pid] = time.monotonic() + seconds
+            for pid, when in list(resume.items()):
+                if time.monotonic() >= when:
+                    signal_to(pid, signal.SIGCONT)
+                    del resume[pid]
+            done.wait(0.02)
+        for pid in resume:
+            signal_to(pid, signal.SIGCONT)
+
+    watcher = threading.Thread(target=sweep, daemon=True)
     watcher.start()
     try:
-        yield stalled
+        yield watch
     finally:
         done.set()
         watcher.join(10)
@@ -201,11 +229,14 @@ def stalls(count: int, seconds: float = 2.5, after_cpu: float = 0.2):
 # -- end to end: the plugin at -n 2 --------------------------------------------------------------------------
 
 
-def _plugin_run(pytester: pytest.Pytester, programs: dict[int, str], *args: str) -> tuple[pytest.RunResult, dict]:
+def _plugin_run(pytester: pytest.Pytester, programs: dict[int, str], *args: str,
+                cases: dict[int, int] | None = None) -> tuple[pytest.RunResult, dict]:
     from conftest import read_report, run
 
+    n = cases or {}
     rows = [{"problem_id": pid, "question": "Print done.", "solutions": "", "difficulty": "interview", "url": "",
-             "starter_code": "", "input_output": json.dumps({"inputs": ["\n"], "outputs": ["done\n"]})}
+             "starter_code": "", "input_output": json.dumps({"inputs": ["\n"] * n.get(pid, 1),
+                                                             "outputs": ["done\n"] * n.get(pid, 1)})}
             for pid in programs]
     (pytester.path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (pytester.path / "cands").mkdir()
@@ -225,12 +256,18 @@ def test_the_plugin_confirms_a_near_limit_timeout_of_a_slow_spell_alone_and_it_b
     """The probe saw the machine x1.6 slower (pinned); the near-limit program (1.2 s of CPU: 0.75 s at quiet speed)
     was stalled in its first run, a slow spell the probe missed: a timeout, confirmed by a run that is a pass."""
     monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
-    with stalls(1) as stalled:
-        result, report = _plugin_run(pytester, {1: BURN.format(cpu=1.2)}, "-n", "2")
-    assert len(stalled) == 1
-    assert _tests(report) == {"1": [("pass", "timeout")]}, report["problems"][0]["tests"]
-    result.assert_outcomes(passed=1)
+    short = BURN.format(cpu=0.2)  # the other worker's: tests of 0.2 s of CPU, one after another
+    with stalls(1, after_cpu=0.4) as watch:  # (the short ones never get there)
+        result, report = _plugin_run(pytester, {1: BURN.format(cpu=1.2), 2: short}, "-n", "2",
+                                     cases={2: 12})
+    assert len(watch.stalled) == 1
+    assert _tests(report) == {"1": [("pass", "timeout")], "2": [("pass", None)] * 12}, report["problems"][0]["tests"]
+    # the confirmation (the program that used more CPU than the short ones, after the stalled run) ran alone
+    (confirmation,) = {pid for sweep in watch.sweeps for pid, cpu in sweep.items()
+                       if cpu > 0.6 and pid not in watch.stalled}
+    assert watch.busy_together(confirmation) <= 1  # (a sweep may straddle the hand-over)
     assert report["summary"]["confirmations"] == 1 and report["summary"]["confirmations_changed"] == 1
+    result.assert_outcomes(passed=13)
     out = result.stdout.str()
     assert "1 timeout or near-limit verdict confirmed by a second run" in out and "(1 changed)" in out
     for name in ("report.md", "report.html"):
