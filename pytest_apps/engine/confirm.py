@@ -35,7 +35,13 @@ from .run import case_record, run_case
 def needs_confirmation(record: CaseRecord) -> bool:
     """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band, met
     while the machine was measured slower than quiet (beyond the probe's noise) around the test."""
-    return (record.kind == TIMEOUT or record.borderline) and record.speed_high >= CONFIDENT
+    return confirmable(record.kind, record.borderline, record.speed_high)
+
+
+def confirmable(kind: str, borderline: bool, speed_high: float) -> bool:
+    """`needs_confirmation` on a verdict's parts: a timeout or a borderline verdict, with the largest slowdown
+    measured around the test at or above the probe's noise."""
+    return (kind == TIMEOUT or borderline) and speed_high >= CONFIDENT
 
 
 def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
@@ -45,7 +51,8 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     the result that stands, and the first run's verdict kind when a confirmation ran ("" otherwise). A harness
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
-    if not needs_confirmation(case_record(problem, candidate, index, first)):
+    slowest = first.outcome.speed_high if first.outcome is not None else 0.0
+    if not confirmable(kind, first.borderline, slowest):  # (no record made per case only to ask)
         return first, ""
     try:
         with alone():
