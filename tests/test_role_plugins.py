@@ -93,3 +93,15 @@ def test_a_remote_worker_registers_the_workers_plugins_with_its_own_collection(
     (remote_cases,) = holding(remote, CASE_HOOKS)
     assert remote_cases != local_cases  # it collects from the plan, not from this machine's files
     assert set(remote) - {remote_cases} == set(local) - {local_cases}  # the rest: the worker's own plugin
+
+
+@pytest.mark.parametrize("first", ["xdist", "apps"])
+def test_the_controller_registers_xdists_wiring_whichever_plugin_pytest_loads_first(
+        first: str, sample_project: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both plugins turn on in a last `pytest_configure`, and the order of plugins loaded from entry points
+    differs between environments (`-p NAME` loads one before the others, as an environment may): the xdist
+    controller's wiring (our scheduler, a lost worker's case run again) must not depend on which came first."""
+    sample_project.makepyfile(role_probe=PROBE)
+    controller = registered(sample_project, tmp_path / first, monkeypatch, "-p", first, "-n", "2")["controller"]
+    assert holding(controller, XDIST_HOOKS), controller
+    assert holding(controller, CASE_HOOKS) == set(), controller

@@ -53,7 +53,7 @@ def activate(config: pytest.Config, worker: dict[str, Any]) -> tuple[RunPlugin, 
     else:
         state = configure_controller(config)
     config.stash[STATE_KEY] = state
-    if not config.option.collectonly and (worker or not config.pluginmanager.has_plugin("dsession")):
+    if not config.option.collectonly and (worker or not xdist_controller(config)):
         # The server's start and the zygote's preload overlap this process's collection (and, on a worker,
         # the controller's scheduling) rather than following them: the first item would wait for all of it.
         # (An xdist controller runs no case: its executor starts only if the report asks it for something.)
@@ -75,9 +75,21 @@ def role_plugins(config: pytest.Config, worker: dict[str, Any],
     if worker:  # (a local worker leaves its pid in the controller's plan folder)
         return WorkerPlugin(config, Path(worker[PLAN_KEY]) if PLAN_KEY in worker else None), CasePlugin(config)
     controller = ControllerPlugin(config, started)
-    if config.pluginmanager.has_plugin("dsession"):
+    if xdist_controller(config):
         return controller, DistributionPlugin(controller)
     return controller, CasePlugin(config)
+
+
+def xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process is pytest-xdist's controller, handing the cases to workers. xdist registers its
+    DSession in a last `pytest_configure`, as the plugin turns on in one, and pytest calls the two in the order
+    their plugins were loaded, which differs between environments: so, while it is not registered yet, xdist's
+    own condition on its options (which its `pytest_cmdline_main` settled before any `pytest_configure`)."""
+    if config.pluginmanager.has_plugin("dsession"):
+        return True
+    option = config.option
+    return (not getattr(config, "workerinput", None) and not option.collectonly
+            and getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None)))
 
 
 def configure_controller(config: pytest.Config) -> ControllerState:
@@ -126,7 +138,7 @@ def collected_arguments(config: pytest.Config, settings: Settings, plan: Plan) -
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         # Active with no paths given: collect the APPS items only, not the project's own tests.
         config.args = collection_roots(settings, plan)
-    elif not config.pluginmanager.has_plugin("dsession"):  # this process collects (no xdist controller)
+    elif not xdist_controller(config):  # this process collects
         # a no-code item's node id pasted (`solutions::7::no_code`): pytest takes no names after a folder
         config.args, narrow = nodeids.folder_arguments(config.args, plan.home, config.invocation_params.dir)
     return explicit, narrow
