@@ -212,8 +212,10 @@ def broken_project(sample_project: pytest.Pytester) -> pytest.Pytester:
 
 def verdict_outline(report: dict) -> dict:
     """A report's verdicts, kinds and steps by problem, and its summary without the wall time: what two runs of the
-    same programs must agree on (not times, memory, the machine's speed each run measured, or where files are)."""
-    summary = {k: v for k, v in report["summary"].items() if k not in ("wall_time", "speed_range", "speed_credited")}
+    same programs must agree on (not times, memory, the machine's speed each run measured, how many verdicts it
+    confirmed for that, or where files are)."""
+    measured = ("wall_time", "speed_range", "speed_credited", "confirmations", "confirmations_changed")
+    summary = {k: v for k, v in report["summary"].items() if k not in measured}
     problems = [
         {
             "id": p["id"],
