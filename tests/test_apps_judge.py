@@ -17,7 +17,7 @@ from conftest import make_problem
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.dataset.problems import CALL, STDIN, Cases, Problem
 from pytest_apps.engine.run import run_case, run_judged
-from pytest_apps.executor import APPS_STYLE_PRELOAD, Executor, Program
+from pytest_apps.executor import APPS_STYLE_PRELOAD, STYLE_APPS_HARNESS, Executor, Program
 from pytest_apps.executor.appsstyle import encode, transform_stdin
 from pytest_apps.judge import apps
 from pytest_apps.judge.profiles import APPS, SEED, Judging
@@ -261,11 +261,11 @@ def test_lenient_matches_pass_under_apps_only_and_name_their_step(ex):
 
 
 def test_the_apps_style_keeps_every_fence(ex):
-    o = ex.run_stdin(Program("while True: pass", "cand.py"), "", style="apps")
+    o = ex.run_stdin(Program("while True: pass", "cand.py"), "", style=STYLE_APPS_HARNESS)
     assert o.status == "timeout"
-    o = ex.run_stdin(Program("import os\nprint(os.system('true'))", "cand.py"), "", style="apps")
+    o = ex.run_stdin(Program("import os\nprint(os.system('true'))", "cand.py"), "", style=STYLE_APPS_HARNESS)
     assert o.status == "exited" and o.exit_code == 1 and "disabled" in o.error  # the reliability guard
-    o = ex.run_stdin(Program("print(open('/etc/hostname', 'w'))", "cand.py"), "", style="apps")
+    o = ex.run_stdin(Program("print(open('/etc/hostname', 'w'))", "cand.py"), "", style=STYLE_APPS_HARNESS)
     assert o.exit_code == 0  # open() is the original's mock: nothing is written anywhere
 
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.executor import STYLE_APPS_HARNESS, Executor, Limits, Program
 from pytest_apps.core.outcome import (
     RUN_COMPILE_ERROR, RUN_EXITED, RUN_HARNESS_ERROR, RUN_MEMORY, RUN_OUTPUT_LIMIT, RUN_SIGNALED, RUN_TIMEOUT,
 )
@@ -141,7 +141,7 @@ def test_top_level_return_is_a_compile_error_as_python_says(ex):
     o = ex.run_stdin(P(src), "5\n")
     assert o.status == RUN_COMPILE_ERROR
     assert "'return' outside function" in o.error
-    assert ex.run_stdin(P(src), "5\n", style="apps").stdout == "big\n"
+    assert ex.run_stdin(P(src), "5\n", style=STYLE_APPS_HARNESS).stdout == "big\n"
 
 
 def test_other_syntax_errors_are_compile_errors(ex):

@@ -9,7 +9,7 @@ from conftest import run
 from pytest_apps.api import Evaluator
 from pytest_apps.core.outcome import MEMORY_LIMIT, RUN_EXITED, RUN_MEMORY
 from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, OptionError, parse_size, resolve
-from pytest_apps.executor import APPS_STYLE_PRELOAD, Executor, Limits, Program
+from pytest_apps.executor import APPS_STYLE_PRELOAD, STYLE_APPS_HARNESS, STYLE_REAL, Executor, Limits, Program
 from pytest_apps.judge.seed import ended_verdict
 
 
@@ -65,12 +65,12 @@ def test_the_evaluator_takes_sizes_and_refuses_the_same():
         Evaluator(workers=1, memory=10)
 
 
-@pytest.mark.parametrize("style", ["seed", "apps"])
+@pytest.mark.parametrize("style", [STYLE_REAL, STYLE_APPS_HARNESS])
 def test_the_floor_is_enough_and_the_limit_is_the_programs_verdict_in_both_formats(style):
     """At the floor a small program runs in both formats; a test over the limit (its arguments, its allocations)
     is a memory limit in both, never a harness error."""
-    floor = MIN_MEMORY_APPS if style == "apps" else MIN_MEMORY
-    with Executor(Limits(timeout=10, memory=floor), preload=APPS_STYLE_PRELOAD if style == "apps" else ()) as ex:
+    floor = MIN_MEMORY_APPS if style == STYLE_APPS_HARNESS else MIN_MEMORY
+    with Executor(Limits(timeout=10, memory=floor), preload=APPS_STYLE_PRELOAD if style == STYLE_APPS_HARNESS else ()) as ex:
         o = ex.run_stdin(Program("print(sum(map(int, input().split())))"), "1 2\n", style=style)
         assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, "3\n"), o
         o = ex.run_call(Program("def f(xs):\n    return sum(xs)"), "f", [list(range(10000))], style=style)

@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 from pytest_apps.core.outcome import OUTPUT_LIMIT, RUN_EXITED, RUN_OUTPUT_LIMIT
-from pytest_apps.executor import Executor, Limits, Program
+from pytest_apps.executor import STYLE_APPS_HARNESS, Executor, Limits, Program
 from pytest_apps.executor.server import SPARES
 from pytest_apps.judge.seed import ended_verdict
 
@@ -121,12 +121,12 @@ def test_the_original_harness_way_too(mode):
         if "private-tmp" not in e.isolation():
             without_private_tmp(str(e.isolation_errors().get("private-tmp")))
         if mode == "stdin":
-            o = e.run_stdin(Program(USES + "print(json.dumps(main(int(input()))))\n"), "10\n", style="apps")
+            o = e.run_stdin(Program(USES + "print(json.dumps(main(int(input()))))\n"), "10\n", style=STYLE_APPS_HARNESS)
             assert (o.status, o.exit_code) == (RUN_EXITED, 0), o
             # the original mocks `open` to read the input, whatever the file
             assert json.loads(o.stdout) == [*EXPECTED[:3], "10\n", "10\n", *EXPECTED[5:-1], False]
         else:
-            o = e.run_call(Program(USES), "main", [10], style="apps")
+            o = e.run_call(Program(USES), "main", [10], style=STYLE_APPS_HARNESS)
             assert (o.status, o.exit_code) == (RUN_EXITED, 0), o
             assert json.loads(o.value_json)["v"] == EXPECTED
 

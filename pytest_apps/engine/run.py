@@ -14,7 +14,7 @@ from ..core.errors import HarnessError
 from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
-from ..executor import STYLE_APPS, Executor, Program
+from ..executor import STYLE_APPS_HARNESS, STYLE_REAL, Executor, Program
 from ..judge import apps, taco
 from ..judge.checkers import Checkers
 from ..judge.profiles import TABLE, Judging, decide, other_profile, output_digest
@@ -173,20 +173,21 @@ def _run_apps(
         if args is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
                                                        "unpacked into arguments (the original's -1)")
-        outcome = executor.run_call(program, problem.fn_name, args, style=STYLE_APPS)
+        outcome = executor.run_call(program, problem.fn_name, args, style=STYLE_APPS_HARNESS)
         checker = _bind(checkers, special, problem, args, expected)
     else:
         text = apps.input_text(raw_input)
         if text is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input is not text ({type(raw_input).__name__});"
                                                        " the original harness fails every program here")
-        outcome = executor.run_stdin(program, text, style=STYLE_APPS)
+        outcome = executor.run_stdin(program, text, style=STYLE_APPS_HARNESS)
         checker = _bind(checkers, special, problem, text, _text_or_value(expected))
     return outcome, decide(profile, problem.fmt, expected, outcome, checker)
 
 
 # how a profile's programs run (judge/profiles.py's `Profile.runs`) -> the runner
-_RUNNERS = {"real": _run_real, "apps-harness": _run_apps, "taco-harness": _run_taco}
+# (the executor's ways of running, and TACO's: its programs run with its prelude, in either of the two ways)
+_RUNNERS = {STYLE_REAL: _run_real, STYLE_APPS_HARNESS: _run_apps, "taco-harness": _run_taco}
 
 
 def _text_or_value(expected: Any) -> Any:

@@ -18,7 +18,7 @@ standard library and each other: `serve.py` loads them as a private package, so 
 """
 
 from .client import APPS_STYLE_PRELOAD, Executor, Limits, Program, default_memory
-from .protocol import STYLE_APPS, STYLE_REAL
+from .protocol import STYLE_APPS_HARNESS, STYLE_REAL
 from .slots import Slot
 
-__all__ = ["APPS_STYLE_PRELOAD", "STYLE_APPS", "STYLE_REAL", "Executor", "Limits", "Program", "Slot", "default_memory"]
+__all__ = ["APPS_STYLE_PRELOAD", "STYLE_APPS_HARNESS", "STYLE_REAL", "Executor", "Limits", "Program", "Slot", "default_memory"]

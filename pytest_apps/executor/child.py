@@ -23,7 +23,7 @@ import sys
 import threading
 
 from .fence import CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, drop_capabilities, landlock_restrict, prctl, setns
-from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS, recv_go, write_all
+from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS_HARNESS, recv_go, write_all
 
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
 CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
@@ -345,7 +345,7 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
         sys.argv = [filename]
         main.__file__ = filename
         call = req["mode"] == "call"
-        apps = req.get("style") == STYLE_APPS
+        apps = req.get("style") == STYLE_APPS_HARNESS
         if apps:
             payload, out_fd = _apps_setup(req, args_blob)
         elif call:

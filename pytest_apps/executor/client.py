@@ -124,11 +124,11 @@ class Executor:
             self.limits = previous
 
     def run_stdin(self, program: Program, stdin: str | bytes, style: str = _proto.STYLE_REAL) -> Outcome:
-        """Run `program` as `python prog.py < stdin`; with `style` "apps", the original APPS harness's way
-        (`appsstyle.py`: the program wrapped in a function, the input fed through mocks, `sys.stdout`
-        captured; the real stdin is empty)."""
+        """Run `program` as `python prog.py < stdin` (`style` "real"); with `style` "apps-harness", the original
+        APPS harness's way (`appsstyle.py`: the program wrapped in a function, the input fed through mocks,
+        `sys.stdout` captured; the real stdin is empty)."""
         data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else bytes(stdin)
-        if style == _proto.STYLE_APPS:
+        if style == _proto.STYLE_APPS_HARNESS:
             return self._run({"mode": "stdin", "style": style, "filename": program.filename}, program.source, b"",
                              data)
         return self._run({"mode": "stdin", "filename": program.filename}, program.source, data, b"")
@@ -136,13 +136,13 @@ class Executor:
     def run_call(self, program: Program, fn_name: str, args: list, style: str = _proto.STYLE_REAL) -> Outcome:
         """Exec `program` as a module (empty stdin), then call `fn_name(*args)` (top level, or
         `Solution().fn_name`); the return value comes back JSON-serialised in `Outcome.value_json`. With `style`
-        "apps", the original APPS harness's way (`appsstyle.py`; the value as its tagged JSON)."""
+        "apps-harness", the original APPS harness's way (`appsstyle.py`; the value as its tagged JSON)."""
         try:
             blob = pickle.dumps(list(args), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as e:  # noqa: BLE001
             return Outcome(status=RUN_HARNESS_ERROR, error=f"arguments cannot be sent to the child: {e}")
         req = {"mode": "call", "filename": program.filename, "fn_name": fn_name}
-        if style == _proto.STYLE_APPS:
+        if style == _proto.STYLE_APPS_HARNESS:
             req["style"] = style
         return self._run(req, program.source, b"", blob)
 

@@ -9,7 +9,7 @@ import hashlib
 import marshal
 
 from . import appsstyle
-from .protocol import STYLE_APPS, STYLE_REAL
+from .protocol import STYLE_APPS_HARNESS, STYLE_REAL
 
 
 def _syntax_error_line(e: BaseException) -> str:
@@ -37,7 +37,7 @@ class Compiler:
         return blob
 
     def get(self, source: str, filename: str, style: str = STYLE_REAL, mode: str = "stdin") -> tuple:
-        """-> (code or None, error line). `style` "seed" compiles the program as `python prog.py` would; "apps"
+        """-> (code or None, error line). `style` "real" compiles the program as `python prog.py` would; "apps-harness"
         compiles what the original APPS harness executes (its import prefix, and for standard input the program
         rewritten into a function: see appsstyle.py)."""
         key = hashlib.sha256(f"{style}\0{mode}\0{filename}\0".encode() + source.encode("utf-8", "surrogatepass")
@@ -46,7 +46,7 @@ class Compiler:
         if hit is not None:
             return hit
         self.compiles += 1
-        text = appsstyle.full_source(source, mode) if style == STYLE_APPS else source
+        text = appsstyle.full_source(source, mode) if style == STYLE_APPS_HARNESS else source
         try:
             result = (compile(text, filename, "exec", dont_inherit=True), "")
         except SyntaxError as e:

@@ -16,8 +16,8 @@ import os
 import struct
 
 # How a program runs (a request's "style"): as a real program, or as the original APPS harness runs it (appsstyle.py)
-STYLE_REAL = "seed"
-STYLE_APPS = "apps"
+STYLE_REAL = "real"
+STYLE_APPS_HARNESS = "apps-harness"
 
 RUN_EXITED = "exited"
 RUN_SIGNALED = "signaled"
