@@ -12,7 +12,7 @@ import pytest
 
 import pytest_apps
 from pytest_apps.core.settings import MIN_MEMORY_APPS, OptionError, memory_floor, resolve
-from pytest_apps.executor import APPS_STYLE_PRELOAD
+from pytest_apps.executor import APPS_STYLE_PRELOAD, STYLE_APPS_HARNESS, STYLE_REAL
 from pytest_apps.judge.profiles import PROFILES, TABLE, Judging, other_profile, preload_for
 
 PACKAGE = Path(pytest_apps.__file__).parent
@@ -44,11 +44,26 @@ def test_taco_has_the_apps_memory_floor_its_call_based_problems_run_in_the_apps_
     assert _settings(judge="taco", memory="256M").memory == MIN_MEMORY_APPS
 
 
-def test_profile_names_are_spelled_in_at_most_three_modules_outside_the_table() -> None:
+def _spelling_a_profile_name() -> list[str]:
+    """The modules outside `judge/` and the option table (core/settings.py) with a profile name as a string literal.
+    (The plugin's own name "apps", its option group and ini prefix in plugin/options.py and its record key in
+    plugin/collect.py, is spelled the same and counts too: the rule is the spelling, not the meaning.)"""
     names = {f'"{n}"' for n in PROFILES} | {f"'{n}'" for n in PROFILES}
-    modules = sorted(
-        str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+    return sorted(
+        p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
         if "judge" not in p.relative_to(PACKAGE).parts[:1] and p.relative_to(PACKAGE).as_posix() != "core/settings.py"
         and any(t.type == tokenize.STRING and t.string in names
                 for t in tokenize.tokenize(io.BytesIO(p.read_bytes()).readline)))
+
+
+def test_profile_names_are_spelled_in_at_most_three_modules_outside_the_table() -> None:
+    modules = _spelling_a_profile_name()
     assert len(modules) <= 3, modules
+
+
+def test_the_executors_ways_of_running_are_not_named_after_profiles() -> None:
+    """The executor runs a program as a real program or as the APPS harness does; which profile runs which way is
+    the table's `runs`, so no executor module names a profile."""
+    assert (STYLE_REAL, STYLE_APPS_HARNESS) == ("real", "apps-harness")
+    assert not [m for m in _spelling_a_profile_name() if m.startswith("executor/")]
+    assert {entry.runs for entry in TABLE.values()} >= {STYLE_REAL, STYLE_APPS_HARNESS}
