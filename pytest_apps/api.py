@@ -37,7 +37,8 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
-from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, memory_floor, memory_too_small, one_of, parse_size
+from .core.settings import (DEFAULT_JUDGE, DEFAULT_TIMEOUT, Settings, memory_floor, memory_too_small, one_of,
+                            parse_size)
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -45,10 +46,11 @@ from .dataset.rows import DEFAULT_DATASET, DatasetError
 from .engine.confirm import confirm, pending
 from .engine.problem import run_problem
 from .engine.special import taco_facts
-from .executor import Executor, Limits
+from .engine.spec import run_spec, selection_of
+from .executor import Executor
 from .executor.machine import timing_figures
-from .judge.checkers import BUILTIN, Checkers
-from .judge.profiles import PROFILES, Judging, preload_for
+from .judge.checkers import BUILTIN
+from .judge.profiles import PROFILES
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 from .report.taco import annotate
 
@@ -169,7 +171,7 @@ def load_problems(
     tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
     tags = tuple((tag,) if isinstance(tag, str) else tag)
-    selection = Selection(tiers, only_ids, offset, limit, tags)
+    selection = selection_of(Settings(only=only_ids, difficulty=tiers, tag=tags, offset=offset, limit=limit))
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
     parsed = loaded.parsed
     if parsed.missing:
@@ -292,10 +294,13 @@ class Evaluator:
         self.memory = memory
         self.max_tests = max_tests
         self.fail_fast = fail_fast
-        self.limits = Limits(timeout=self.timeout) if memory is None else Limits(timeout=self.timeout, memory=memory)
         self.judge = judge
         self.checkers = None if checkers is None else str(checkers)
-        self.judging = Judging(profile=judge, checkers=Checkers.from_setting(self.checkers))
+        # the options as the plugin's settings, and the run spec every front end builds from them (engine/spec.py)
+        self.settings = Settings(timeout=self.timeout, memory=memory, judge=judge, checkers=self.checkers)
+        self.spec = run_spec(self.settings)
+        self.limits = self.spec.limits
+        self.judging = self.spec.judging
         self._lock = threading.Lock()
         self._idle: queue.LifoQueue[Executor] = queue.LifoQueue()  # the warmest executor first
         self._executors: list[Executor] = []
@@ -313,9 +318,10 @@ class Evaluator:
         if ray:
             from .engine.cluster import RayExecutors
 
-            where = None if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
-            self.cluster = RayExecutors(self.limits, judge, self.checkers if where is None else where,
-                                        self._preload(), per_node=ray_per_node, confirm=self.confirm)
+            # a checker folder as an absolute path: every node builds the same spec from these settings
+            where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
+            self.cluster = RayExecutors(replace(self.settings, checkers=where), per_node=ray_per_node,
+                                        confirm=self.confirm)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:
@@ -592,9 +598,6 @@ class Evaluator:
                 self.confirmations += sum(bool(r.confirmed) for r in records or ())
         return results
 
-    def _preload(self) -> tuple[str, ...]:
-        return preload_for(self.judging)
-
     def _checkout(self) -> Executor:
         try:
             return self._idle.get_nowait()
@@ -604,7 +607,7 @@ class Evaluator:
             if self._closed:
                 raise RuntimeError("Evaluator is closed")
             if len(self._executors) < self.workers:
-                executor = Executor(self.limits, preload=self._preload())
+                executor = self.spec.executor()
                 self._executors.append(executor)
                 return executor
         return self._idle.get()

@@ -331,15 +331,15 @@ def test_a_ray_actor_confirms_on_its_node_as_the_api_does(monkeypatch):
     """The actor's own class, without Ray (tests/test_ray.py runs it in a cluster where Ray is installed)."""
     from pytest_apps.api import _TEST_DATA, problem_from_row
     from pytest_apps.candidates.sources import Candidate
+    from pytest_apps.core.settings import Settings
     from pytest_apps.engine.cluster import NodeRunner, Setup
-    from pytest_apps.executor import Limits
 
     problem = problem_from_row(_api_row())
     cases = _TEST_DATA.get(problem)
     monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.6")
     seen = []
     for confirm in (True, False):
-        runner = NodeRunner(Setup(Limits(timeout=1.0), "seed", None, (), 1, confirm=confirm))
+        runner = NodeRunner(Setup(Settings(timeout=1.0), 1, confirm=confirm))
         try:
             records = runner.run(problem, Candidate(problem.id, "endless.py", ENDLESS), 0, [cases], None, False)
         finally:

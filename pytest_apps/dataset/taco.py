@@ -150,11 +150,17 @@ def limit_text(seconds: float | None, memory: int | None) -> str:
     return ", ".join(parts)
 
 
+def time_limit_of(problem: Any, row: bool, base_timeout: float, scale: float = 1.0) -> float:
+    """The seconds a problem's test may run: with per-problem limits (`row`) its row's time limit times `scale`,
+    else (or for a row without one) `base_timeout`, the run's limit already scaled."""
+    return problem.time_limit * scale if row and problem.time_limit is not None else base_timeout
+
+
 def limit_of(problem: Any, row: bool, base_timeout: float, base_memory: int, scale: float = 1.0) -> dict:
     """Which limits a problem ran under, for the report: the mode ("row" or "fixed"), the figures, and why a row's
     limit was not used (unreadable)."""
     use_row = row and (problem.time_limit is not None or problem.memory_limit is not None)
-    timeout = problem.time_limit * scale if use_row and problem.time_limit is not None else base_timeout
+    timeout = time_limit_of(problem, use_row, base_timeout, scale)
     memory = problem.memory_limit if use_row and problem.memory_limit is not None else None
     out = {"mode": "row" if use_row else "fixed", "time": round(timeout, 6),
            "text": limit_text(timeout, memory) + ("" if memory is not None else

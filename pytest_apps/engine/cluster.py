@@ -41,11 +41,11 @@ from typing import Any
 from ..candidates.sources import Candidate
 from ..core.record import CaseRecord
 from ..dataset.problems import Cases, Problem
-from ..executor import Executor, Limits
-from ..judge.checkers import Checkers
-from ..judge.profiles import Judging
+from ..core.settings import Settings
+from ..executor import Executor
 from .confirm import confirm, pending
 from .problem import run_problem
+from .spec import run_spec
 
 RETRIES = 3  # how many times one program's work may be lost with its node before it is reported not scored
 IN_FLIGHT = 2  # programs sent to a node per executor: one running, one waiting there (no idle gap between them)
@@ -69,12 +69,10 @@ class Work:
 
 @dataclass(frozen=True)
 class Setup:
-    """What every actor needs to judge as the caller does (plain data, sent once per actor)."""
+    """What every actor needs to judge as the caller does (plain data, sent once per actor): the run's settings,
+    from which it builds the caller's run spec (engine/spec.py)."""
 
-    limits: Limits
-    profile: str
-    checkers: str | None  # an absolute folder, "builtin" or None: must exist on every node
-    preload: tuple[str, ...]
+    settings: Settings  # its checkers an absolute folder, "builtin" or None: must exist on every node
     executors: int
     confirm: bool = True  # timeout and near-limit verdicts of a slow machine run again on the node (confirm.py)
 
@@ -84,9 +82,10 @@ class NodeRunner:
 
     def __init__(self, setup: Setup) -> None:
         self.setup = setup
-        self.judging = Judging(profile=setup.profile, checkers=Checkers.from_setting(setup.checkers))
+        self.spec = run_spec(setup.settings)  # the caller's spec, built here from the same settings
+        self.judging = self.spec.judging
         self._idle: queue.LifoQueue[Executor] = queue.LifoQueue()
-        self._executors = [Executor(setup.limits, preload=setup.preload) for _ in range(setup.executors)]
+        self._executors = [self.spec.executor() for _ in range(setup.executors)]
         for executor in self._executors:
             executor.isolation()  # starts its server now: warm before the first program arrives
             self._idle.put(executor)
@@ -152,8 +151,8 @@ class RayExecutors:
     runs, so sharing CPUs changes how fast a batch goes, never its verdicts).
     """
 
-    def __init__(self, limits: Limits, profile: str, checkers: str | None, preload: tuple[str, ...] = (),
-                 per_node: int | None = None, num_cpus: float = 0.0, confirm: bool = True) -> None:
+    def __init__(self, settings: Settings, per_node: int | None = None, num_cpus: float = 0.0,
+                 confirm: bool = True) -> None:
         try:
             import ray
         except ImportError:
@@ -161,7 +160,7 @@ class RayExecutors:
         if not ray.is_initialized():
             ray.init()
         self._ray = ray
-        self._limits, self._profile, self._checkers, self._preload = limits, profile, checkers, preload
+        self._settings = settings
         self._per_node, self._num_cpus, self._confirm = per_node, num_cpus, confirm
         self._actors: dict[str, tuple[Any, int]] = {}  # node id -> (actor, executors)
         self._refs: OrderedDict[int, Any] = OrderedDict()  # problem key -> ObjectRef of its Cases
@@ -191,7 +190,7 @@ class RayExecutors:
             executors = self._per_node or cpus
             if executors < 1:
                 continue  # a node without CPUs (e.g. a head node started with num_cpus=0) runs nothing
-            setup = Setup(self._limits, self._profile, self._checkers, self._preload, executors, self._confirm)
+            setup = Setup(self._settings, executors, self._confirm)
             actor = remote.options(
                 num_cpus=self._num_cpus,
                 # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close

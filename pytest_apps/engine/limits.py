@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
+from ..dataset.taco import time_limit_of
 from ..executor import Limits
 from ..executor.speed import charged, credit
 
@@ -23,7 +24,7 @@ def problem_limits(base: Limits, problem: Problem, row: bool, scale: float = 1.0
     """The limits `problem` runs under: `base`, or with ``row`` its row's time limit (times `scale`)."""
     if not row or problem.time_limit is None:
         return base
-    return replace(base, timeout=problem.time_limit * scale)
+    return replace(base, timeout=time_limit_of(problem, row, base.timeout, scale))
 
 
 def over_row_memory(problem: Problem, outcome: Outcome | None, verdict: Verdict) -> Verdict:

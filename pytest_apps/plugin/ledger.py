@@ -20,7 +20,7 @@ from ..candidates.sources import Candidate
 from ..core.outcome import PASS
 from ..core.record import CaseRecord
 from ..dataset.problems import Problem, case_order
-from ..engine.records import JudgeKey, RecordStore, case_digest, case_key, judge_key
+from ..engine.records import JudgeKey, RecordStore, case_digest, case_key
 from . import nodeids
 from .plan import PlanTestData
 from .state import ControllerState, RunState
@@ -80,8 +80,7 @@ def planned_cases(by_file: dict[str, list[tuple[Problem, list[Candidate]]]], roo
 
 def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
     """Each case's key (engine.records.case_key). Reads every problem's test data once, here on the controller."""
-    judging, base = state.judging, state.limits()
-    checkers = judging.checkers
+    checkers = state.judging.checkers
     test_data = PlanTestData(state.plan, keep=1)
     digests: dict[str, list[str]] = {}
     judges: dict[str, JudgeKey] = {}
@@ -94,7 +93,7 @@ def case_keys(state: RunState, cases: Iterable[PlannedCase]) -> dict[str, str]:
             data = test_data.get(case.problem)
             tests = digests[pid] = [case_digest(i, o) for i, o in zip(data.inputs, data.outputs)]
             checker_digests[pid] = checkers.digest(pid) if checkers is not None else ""
-            judges[pid] = judge_key(judging, base, case.problem)
+            judges[pid] = state.spec.judge_key(case.problem)
         if case.index >= len(tests):
             continue
         code = case.candidate.code

@@ -39,6 +39,7 @@ from ..engine.result import CaseResult
 from ..judge.checkers import Checkers
 from ..judge.special import SpecialJudges
 from ..engine.special import exclude_needing_checker
+from ..engine.spec import selection_of
 
 PLAN_FILE = "plan.json"
 
@@ -95,7 +96,7 @@ def build_plan(
     one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input."""
     folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
     (folder / "cases").mkdir(parents=True, exist_ok=True)
-    selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
+    selection = selection_of(settings)
     cases_folder = folder / "cases"
 
     def write_cases(problem: Problem, cases: Cases) -> None:

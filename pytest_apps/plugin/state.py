@@ -12,12 +12,10 @@ from typing import Any
 
 import pytest
 
-from ..candidates.sources import REFERENCE
 from ..core.settings import Settings
+from ..engine.spec import RunSpec, run_spec
 from ..executor import Executor, Limits, Slot
-from ..judge.checkers import Checkers
-from ..judge.profiles import Judging, preload_for
-from ..judge.special import SpecialJudges
+from ..judge.profiles import Judging
 from .plan import Plan, PlanTestData, ProblemTestData
 
 STATE_KEY = pytest.StashKey["RunState"]()
@@ -61,11 +59,14 @@ class RunState:
     def of(config: Any) -> RunState:
         return config.stash[STATE_KEY]
 
+    @functools.cached_property
+    def spec(self) -> RunSpec:
+        """The run's spec (engine/spec.py): its judging, limits and preload; each process builds it from the same
+        settings and the plan's checkers (each loads the checker files itself)."""
+        return run_spec(self.settings, checker_code=self.plan.checker_code)
+
     def limits(self) -> Limits:
-        kwargs: dict[str, Any] = {"timeout": self.settings.time_limit}
-        if self.settings.memory is not None:
-            kwargs["memory"] = self.settings.memory
-        return Limits(**kwargs)
+        return self.spec.limits
 
     @functools.cached_property
     def backstop(self) -> pytest.MarkDecorator:
@@ -92,8 +93,7 @@ class RunState:
     def executor(self) -> Executor:
         """Started on first use, so a process that runs no case starts no server."""
         if self._executor is None:
-            judging = self.judging
-            self._executor = Executor(self.limits(), cpu=self.cpu, slot=self.slot, preload=preload_for(judging))
+            self._executor = self.spec.executor(cpu=self.cpu, slot=self.slot)
         return self._executor
 
     def machine_speed(self) -> float | None:
@@ -102,16 +102,11 @@ class RunState:
             self._speed = self.executor.machine_speed()
         return self._speed
 
-    @functools.cached_property
+    @property
     def judging(self) -> Judging:
-        """The run's judge profile and checkers (each process loads the checker files itself); a reference run
-        also audits the references (see engine.run.reference_audit)."""
-        s = self.settings
-        special = SpecialJudges.from_file(s.path(s.special_judge)) if s.special_judge else None
-        checkers = Checkers.from_setting(s.checkers, s.rootdir, sources=self.plan.checker_code)
-        return Judging(profile=s.judge, checkers=checkers,
-                       audit=s.candidates == REFERENCE and not s.agent, special=special,
-                       row_limits=s.limits == "row", time_scale=s.timeout_scale)
+        """The run's judge profile and checkers; a reference run also audits the references (see
+        engine.run.reference_audit)."""
+        return self.spec.judging
 
     def isolation(self) -> list[str]:
         """The executor's active isolation layers (asked once; the same for every worker on a machine)."""

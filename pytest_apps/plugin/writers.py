@@ -42,7 +42,7 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
     facts = taco_facts(plan.problems, special=judging.special,
                        checked=judging.checkers.problem_ids if judging.checkers is not None else (),
                        row_limits=judging.row_limits, timeout=limits.timeout, memory=limits.memory,
-                       scale=state.settings.timeout_scale, skipped=plan.skipped)
+                       scale=judging.time_scale, skipped=plan.skipped)
     return annotate(summary, facts)
 
 

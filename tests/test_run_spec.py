@@ -1,0 +1,64 @@
+"""What a run is is decided once (engine/spec.py): `run_spec` builds the judging, the limits (a problem's own too),
+the preload, the memory floor and the judge key of a record from resolved settings, and every front end (the
+plugin's processes, the API's Evaluator, Ray's node actors) uses the spec it gives."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from conftest import make_problem
+
+from pytest_apps.api import Evaluator
+from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, Settings
+from pytest_apps.dataset.problems import Selection
+from pytest_apps.engine.records import judge_key
+from pytest_apps.engine.spec import RunSpec, run_spec, selection_of
+from pytest_apps.executor import APPS_STYLE_PRELOAD, Limits
+from pytest_apps.judge.profiles import Judging
+
+
+def test_the_spec_holds_the_profiles_preload_and_floor_and_a_reference_run_audits() -> None:
+    seed = run_spec(Settings())
+    assert seed.judging == Judging() and seed.preload == () and seed.memory_floor == MIN_MEMORY
+    assert seed.limits == Limits(timeout=4.0)
+    for judge in ("apps", "taco"):
+        spec = run_spec(Settings(judge=judge))
+        assert spec.preload == APPS_STYLE_PRELOAD and spec.memory_floor == MIN_MEMORY_APPS
+    audit = run_spec(Settings(candidates="reference"))
+    assert audit.judging.audit and audit.preload == APPS_STYLE_PRELOAD  # the audit runs the references the apps way
+    assert not run_spec(Settings(candidates="reference", agent="m:f")).judging.audit
+
+
+def test_a_problems_limits_are_decided_once_for_the_run_the_report_and_the_record_key() -> None:
+    spec = run_spec(Settings(timeout=2.0, timeout_scale=1.5, memory=1 << 30, limits="row"))
+    assert spec.limits == Limits(timeout=3.0, memory=1 << 30)  # the run's own limit, scaled once
+    own, plain = make_problem("1", time_limit=2.0, memory_limit=64 << 20), make_problem("2")
+    assert spec.limits_for(own).timeout == spec.limit_of(own)["time"] == spec.judge_key(own).limits["timeout"] == 3.0
+    assert spec.limits_for(plain) == spec.limits and spec.limit_of(plain)["time"] == 3.0
+    assert spec.judge_key(own) == judge_key(spec.judging, spec.limits, own)
+    fixed = run_spec(Settings(timeout=2.0, timeout_scale=1.5))
+    assert fixed.limits_for(own) == fixed.limits and fixed.limit_of(own)["mode"] == "fixed"
+
+
+def test_the_selection_is_the_settings() -> None:
+    settings = Settings(difficulty=("interview",), only=("3",), offset=1, limit=2, tag=("greedy",))
+    assert selection_of(settings) == Selection(("interview",), ("3",), 1, 2, ("greedy",))
+    assert selection_of(Settings()) == Selection()
+
+
+def test_the_evaluator_and_a_ray_actor_judge_by_the_spec_of_the_same_settings() -> None:
+    from pytest_apps.engine.cluster import NodeRunner, Setup
+
+    with Evaluator(workers=1, timeout=2.5, memory="512M", judge="taco") as ev:
+        settings = Settings(timeout=2.5, memory=512 << 20, judge="taco")
+        assert isinstance(ev.spec, RunSpec) and ev.spec == run_spec(settings)
+        assert (ev.judging, ev.limits) == (ev.spec.judging, ev.spec.limits)
+        executor = ev.spec.executor()
+        assert (executor.limits, executor.preload) == (ev.spec.limits, APPS_STYLE_PRELOAD)
+        executor.close()
+    runner = NodeRunner(Setup(replace(settings, judge="apps"), 1))
+    try:
+        assert runner.spec == run_spec(replace(settings, judge="apps")) and runner.judging == runner.spec.judging
+    finally:
+        runner.close()
+
