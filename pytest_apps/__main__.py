@@ -89,17 +89,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return diff(args)
     from .candidates.generation import generate_for
     from .candidates.sources import CandidateError
-    from .dataset.loading import open_rows
-    from .dataset.problems import Selection, select
+    from .dataset import index
     from .dataset.rows import DatasetError
+    from .engine.spec import selection_of
 
     try:
         settings = resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
         if not settings.agent:
             raise OptionError("generate: give --apps-agent=module:callable")
-        selection = Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
-        _, rows = open_rows(settings.dataset_ref(), settings.split, settings.revision, stop=selection.stop_hint())
-        parsed = select(rows, selection, settings.max_tests)
+        # the problems as the plugin selects them, through the same problem index (only their questions are used)
+        parsed = index.load(settings.dataset_ref(), settings.split, settings.revision, selection_of(settings),
+                            settings.max_tests, sink=lambda problem, cases: None).parsed
         folder = settings.candidates_path
         stats = generate_for(settings, parsed.problems, folder, progress=_progress)
     except (OptionError, CandidateError, DatasetError) as exc:

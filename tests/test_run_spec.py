@@ -62,3 +62,28 @@ def test_the_evaluator_and_a_ray_actor_judge_by_the_spec_of_the_same_settings() 
     finally:
         runner.close()
 
+
+def test_python_m_pytest_apps_generate_selects_through_the_problem_index_as_the_plugin_does(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+
+    from pytest_apps import __main__ as cli
+    from pytest_apps.candidates import generation
+    from pytest_apps.dataset import index
+
+    loads, given = [], []
+    real = index.load
+
+    def spy(*args, **kwargs):
+        loads.append(args[3])
+        return real(*args, **kwargs)
+
+    def generate_for(settings, problems, folder, progress=None):
+        given.append([p.id for p in problems])
+        return SimpleNamespace(generated=0, failed=0, reused=len(problems), seconds=0.0)
+
+    monkeypatch.setattr(index, "load", spy)
+    monkeypatch.setattr(generation, "generate_for", generate_for)
+    status = cli.main(["generate", "--rootdir", str(tmp_path), "--apps-dataset", "sample", "--apps-agent", "m:f",
+                       "--apps-limit", "2", "--apps-offset", "1"])
+    assert status == 0
+    assert loads == [Selection(offset=1, limit=2)] and len(given[0]) == 2
