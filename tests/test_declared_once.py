@@ -40,3 +40,19 @@ def test_a_bad_memory_variable_is_one_clear_error_for_every_front_end(monkeypatc
     assert "APPS_CALL_BASED_MEMORY_BYTES='lots'" in message and "\n" not in message
     monkeypatch.setenv("APPS_CALL_BASED_MEMORY_BYTES", "2G")
     assert Limits().memory == 2 << 30
+
+
+def test_every_option_is_a_settings_field_declared_there_once() -> None:
+    """An option is written once: a `Settings` field whose metadata holds the rest of its `Option`; the option
+    table is read from those fields, so an option in one is in the other with the same default."""
+    from dataclasses import fields
+
+    from pytest_apps.core.settings import OPTIONS, Settings
+
+    declared = {f.name: f for f in fields(Settings)}
+    options = {opt.dest[len("apps_"):]: opt for opt in OPTIONS}
+    assert set(declared) - set(options) == {"rootdir", "from_ini", "extra"}  # where it ran, not options
+    assert set(options) <= set(declared)
+    for name, opt in options.items():
+        assert "option" in declared[name].metadata and declared[name].default == opt.default, name
+    assert [opt.dest[len("apps_"):] for opt in OPTIONS] == [f.name for f in fields(Settings) if f.name in options]

@@ -1,6 +1,7 @@
-"""The run's settings: every `--apps-*` option declared once (`OPTIONS`), and resolved into a plain, frozen
-`Settings` (command line > ini > default), checked here once. No pytest: the plugin declares these options
-on pytest's parser (`plugin/options.py`), `python -m pytest_apps` on its own argparse parser."""
+"""The run's settings: every `--apps-*` option declared once, as a field of the plain, frozen `Settings` (`OPTIONS`
+is read from those fields), resolved (command line > ini > default) and checked here once. No pytest: the plugin
+declares these options on pytest's parser (`plugin/options.py`), `python -m pytest_apps` on its own argparse
+parser."""
 
 from __future__ import annotations
 
@@ -92,163 +93,160 @@ class Option:
         return "apps_" + self.name.replace("-", "_")
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option("dataset", "APPS rows: a hub id (owner/name, or owner/name/<folder> for one folder of the repository, "
-           "e.g. a config of refs/convert/parquet), 'sample' (bundled), a .jsonl/.json/.parquet file or a folder "
-           f"holding <split>.jsonl/.parquet (default {DEFAULT_DATASET}).", default=DEFAULT_DATASET,
-           metavar="NAME|PATH"),
-    Option("split", "Dataset split (default test).", default="test"),
-    Option("revision", "Hub revision (branch, tag, ref such as refs/convert/parquet, or commit) to load.",
-           metavar="REV"),
-    Option("limit", "Evaluate at most N problems (after filters and offset).", kind="int", metavar="N"),
-    Option("offset", "Skip the first K problems (after filters).", kind="int", default=0, metavar="K"),
-    Option("only", "Only these problem ids (repeatable, or comma-separated).", kind="list", default=(),
-           metavar="ID", commas=True),
-    Option("difficulty", "Only this tier: introductory, interview or competition (APPS); EASY, MEDIUM, "
-           "MEDIUM_HARD, HARD or VERY_HARD (TACO) (repeatable).", kind="list", default=(), metavar="TIER"),
-    Option("tag", "Only problems with this tag or skill type (TACO's tags / skill_types, any case; repeatable, or "
-           "comma-separated).", kind="list", default=(), metavar="NAME", commas=True),
-    Option("max-tests", "Keep the first N tests of each problem (default 20; 0 or less keeps all).",
-           kind="int", default=20, metavar="N"),
-    Option("candidates", "Where the programs come from: a folder (<id>.py, <id>.md/.txt model text, "
-           "<id>/<sample>.py), a .jsonl/.json generations file, or 'reference' for the dataset's own "
-           "solutions (default solutions).", default="solutions", metavar="PATH|reference"),
-    Option("select", "Several samples per problem: 'all' evaluates each (pass@k), 'most-common' only the "
-           "most common program (default all).", default="all", metavar="all|most-common"),
-    Option("agent", "Generate the programs with this callable (module:callable) before the run; e.g. "
-           "pytest_apps.agents:openai_chat.", metavar="MODULE:CALLABLE"),
-    Option("generations", "Folder where generated programs (agent runs, reference solutions) are kept "
-           "and reused (default apps-generations).", default="apps-generations", metavar="PATH"),
-    Option("regenerate", "Call the agent again even for problems already in the generations folder.",
-           kind="bool", default=False),
-    Option("concurrency", "Agent calls in flight at once (default 4).", kind="int", default=4, metavar="N"),
-    Option("agent-timeout", "Seconds one problem's generation may take before it is recorded as no "
-           "code (default 600).", kind="float", default=600.0, metavar="SECONDS"),
-    Option("samples", "Samples to ask the agent for per problem (default 1); with 'reference', at most "
-           "this many solutions per problem (default all).", kind="int", metavar="N"),
-    Option("model", "Model name for the chat agent (default $OPENAI_MODEL).", metavar="NAME"),
-    Option("base-url", "OpenAI-compatible endpoint for the chat agent (default $OPENAI_BASE_URL, else "
-           "https://api.openai.com/v1).", metavar="URL"),
-    Option("api-key", "API key for the chat agent (default $OPENAI_API_KEY; never written to reports).",
-           metavar="KEY"),
-    Option("temperature", "Sampling temperature for the chat agent (default: the server's).",
-           kind="float", metavar="T"),
-    Option("timeout", "Time limit per test in seconds of the program's own time: its CPU time plus the time it "
-           "is blocked, not the time it waits for a CPU that other work holds (default 4).", kind="float",
-           default=DEFAULT_TIMEOUT, metavar="SECONDS", selects=False),
-    Option("timeout-scale", "Multiply every time limit by F (e.g. on a machine slower than the one a result was "
-           "measured on; compare the reports' machine speed figures) (default 1).", kind="float", default=1.0,
-           metavar="F", selects=False),
-    Option("memory", "Address-space limit per test, for every format: bytes or a size such as 512M, 4G or 4GiB "
-           "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps or taco); default "
-           "$APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 for none.", kind="bytes", metavar="SIZE", selects=False),
-    Option("limits", "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
-           "numbers are); row: a problem whose row gives a time_limit / memory_limit (TACO) runs under its own "
-           "(the time scaled by --apps-timeout-scale; memory as peak resident size), the others under the fixed "
-           "ones.", default="fixed", metavar="fixed|row", selects=False),
-    Option("special-judge", "TACO's list of problems that need a special judge (output_spj.jsonl of "
-           "FlagOpen/TACO, keyed by test-split index): case-insensitive and floating-point problems are decided "
-           "by built-in checkers, problems with several right outputs are reported as needing a checker.",
-           metavar="PATH", selects=False),
-    Option("needs-checker", "Problems the --apps-special-judge list marks as having several right outputs and "
-           "that have no --apps-checkers checker: 'score' runs and scores them, counted apart in the summary "
-           "(default); 'exclude' leaves them out of the score (reported as skipped rows).", default="score",
-           metavar="score|exclude", selects=False),
-    Option("cpu-pinning", "auto: when there are at least as many xdist workers as CPUs, keep each "
-           "worker's executor (the candidates included) on a CPU of its own, which saves the CPU time the "
-           "scheduler leaves idle between processes; off: never (default auto).", default="auto",
-           metavar="auto|off", selects=False),
-    Option("work-stealing", "on: with xdist, a worker that would otherwise go idle takes unstarted cases "
-           "from the worker with the most work left (a slow candidate's cases are then split); off: all "
-           "cases of a candidate run on one worker, as --dist loadscope does (default on).", default="on",
-           metavar="on|off", selects=False),
-    Option("fail-fast", "Stop a candidate at its first failing test: its remaining tests are skipped "
-           "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool",
-           default=False, selects=False),
-    Option("fail-under", "Exit non-zero when strict accuracy is below PCT percent, and zero when it is "
-           "at or above it even though cases failed (a CI gate on the number).", kind="float",
-           metavar="PCT", selects=False),
-    Option("baseline", "Compare with an earlier run's JSON report: strict accuracy then and now with the "
-           "difference's 95% interval, an exact McNemar test, and the problems newly failing and newly passing.",
-           metavar="PATH", selects=False),
-    Option("baseline-any", "Compare with the --apps-baseline report even when its dataset, split, revision, "
-           "judge, tests per problem or limits differ from this run's (the differences are printed).",
-           kind="bool", default=False, selects=False),
-    Option("fail-on-regression", "Exit non-zero when a problem that passed in the --apps-baseline report "
-           "does not pass now, and zero otherwise even though cases failed (combines with --apps-fail-under: "
-           "either failing fails the run).", kind="bool", default=False, selects=False),
-    Option("markdown", "Also write the summary as Markdown to PATH (for a pull request comment); appended to "
-           "$GITHUB_STEP_SUMMARY too when that is set.", metavar="PATH", selects=False),
-    Option("junit-properties", "Add per-case properties (outcome kind, cascade step, time, memory) to "
-           "--junitxml test cases (they break strict xunit2 validation).", kind="bool", default=False,
-           selects=False),
-    Option("html", "Also write a self-contained HTML report to PATH.", metavar="PATH", selects=False),
-    Option("predictions", "Also write one predictions.jsonl record per problem to PATH.", metavar="PATH",
-           selects=False),
-    Option("report", f"Where to write the JSON report (default {DEFAULT_REPORT}).",
-           default=DEFAULT_REPORT, metavar="PATH", selects=False),
-    Option("judge", "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
-           "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-           "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).", default=DEFAULT_JUDGE,
-           metavar="seed|apps|taco", selects=False),
-    Option("checkers", "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
-           "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
-           "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False),
-    Option("records", "Folder of the record store, where every case record is kept keyed by what decides it "
-           f"(default {DEFAULT_RECORDS}); 'off' keeps none.",
-           default=DEFAULT_RECORDS, metavar="PATH|off", selects=False),
-    Option("resume", "Execute only the cases that have no record in the store (an interrupted run, or "
-           "programs that changed); the others are reported from their records. A borderline record always "
-           "runs again.", kind="bool", default=False),
-)
 JUDGES = ("seed", "apps", "taco")  # --apps-judge (see judge/profiles.py)
+
+
+def option(default: Any, help: str, kind: str = "str", metavar: str | None = None, selects: bool = True,
+           commas: bool = False) -> Any:
+    """A `Settings` field that is an `--apps-*` option: its default, and in its metadata the rest of its `Option`
+    (its name is the field's, with - for _). `OPTIONS` is read from these fields."""
+    return field(default=default, metadata={"option": {"help": help, "kind": kind, "metavar": metavar,
+                                                       "selects": selects, "commas": commas}})
 
 
 @dataclass(frozen=True)
 class Settings:
-    dataset: str = DEFAULT_DATASET
-    split: str = "test"
-    revision: str | None = None
-    limit: int | None = None
-    offset: int = 0
-    only: tuple[str, ...] = ()
-    difficulty: tuple[str, ...] = ()
-    tag: tuple[str, ...] = ()
-    max_tests: int = 20
-    candidates: str = "solutions"
-    select: str = "all"
-    agent: str | None = None
-    generations: str = "apps-generations"
-    regenerate: bool = False
-    concurrency: int = 4
-    agent_timeout: float = 600.0
-    samples: int | None = None
-    model: str | None = None
-    base_url: str | None = None
-    api_key: str | None = None
-    temperature: float | None = None
-    timeout: float = DEFAULT_TIMEOUT
-    timeout_scale: float = 1.0
-    memory: int | None = None
-    limits: str = "fixed"
-    special_judge: str | None = None
-    needs_checker: str = "score"
-    cpu_pinning: str = "auto"
-    work_stealing: str = "on"
-    fail_fast: bool = False
-    fail_under: float | None = None
-    baseline: str | None = None
-    baseline_any: bool = False
-    fail_on_regression: bool = False
-    markdown: str | None = None
-    junit_properties: bool = False
-    html: str | None = None
-    predictions: str | None = None
-    report: str = DEFAULT_REPORT
-    judge: str = DEFAULT_JUDGE
-    checkers: str | None = None
-    records: str = DEFAULT_RECORDS
-    resume: bool = False
+    """The resolved settings of a run. Every field up to `resume` is an option, declared here once (`option`);
+    the last three say where the run started, which options the ini file gave, and what plugins added."""
+
+    dataset: str = option(DEFAULT_DATASET,
+        "APPS rows: a hub id (owner/name, or owner/name/<folder> for one folder of the repository, "
+        "e.g. a config of refs/convert/parquet), 'sample' (bundled), a .jsonl/.json/.parquet file or a folder "
+        f"holding <split>.jsonl/.parquet (default {DEFAULT_DATASET}).", metavar="NAME|PATH")
+    split: str = option("test",
+        "Dataset split (default test).")
+    revision: str | None = option(None,
+        "Hub revision (branch, tag, ref such as refs/convert/parquet, or commit) to load.", metavar="REV")
+    limit: int | None = option(None,
+        "Evaluate at most N problems (after filters and offset).", kind="int", metavar="N")
+    offset: int = option(0,
+        "Skip the first K problems (after filters).", kind="int", metavar="K")
+    only: tuple[str, ...] = option((),
+        "Only these problem ids (repeatable, or comma-separated).", kind="list", metavar="ID", commas=True)
+    difficulty: tuple[str, ...] = option((),
+        "Only this tier: introductory, interview or competition (APPS); EASY, MEDIUM, "
+        "MEDIUM_HARD, HARD or VERY_HARD (TACO) (repeatable).", kind="list", metavar="TIER")
+    tag: tuple[str, ...] = option((),
+        "Only problems with this tag or skill type (TACO's tags / skill_types, any case; repeatable, or "
+        "comma-separated).", kind="list", metavar="NAME", commas=True)
+    max_tests: int = option(20,
+        "Keep the first N tests of each problem (default 20; 0 or less keeps all).", kind="int", metavar="N")
+    candidates: str = option("solutions",
+        "Where the programs come from: a folder (<id>.py, <id>.md/.txt model text, "
+        "<id>/<sample>.py), a .jsonl/.json generations file, or 'reference' for the dataset's own "
+        "solutions (default solutions).", metavar="PATH|reference")
+    select: str = option("all",
+        "Several samples per problem: 'all' evaluates each (pass@k), 'most-common' only the "
+        "most common program (default all).", metavar="all|most-common")
+    agent: str | None = option(None,
+        "Generate the programs with this callable (module:callable) before the run; e.g. "
+        "pytest_apps.agents:openai_chat.", metavar="MODULE:CALLABLE")
+    generations: str = option("apps-generations",
+        "Folder where generated programs (agent runs, reference solutions) are kept "
+        "and reused (default apps-generations).", metavar="PATH")
+    regenerate: bool = option(False,
+        "Call the agent again even for problems already in the generations folder.", kind="bool")
+    concurrency: int = option(4,
+        "Agent calls in flight at once (default 4).", kind="int", metavar="N")
+    agent_timeout: float = option(600.0,
+        "Seconds one problem's generation may take before it is recorded as no "
+        "code (default 600).", kind="float", metavar="SECONDS")
+    samples: int | None = option(None,
+        "Samples to ask the agent for per problem (default 1); with 'reference', at most "
+        "this many solutions per problem (default all).", kind="int", metavar="N")
+    model: str | None = option(None,
+        "Model name for the chat agent (default $OPENAI_MODEL).", metavar="NAME")
+    base_url: str | None = option(None,
+        "OpenAI-compatible endpoint for the chat agent (default $OPENAI_BASE_URL, else "
+        "https://api.openai.com/v1).", metavar="URL")
+    api_key: str | None = option(None,
+        "API key for the chat agent (default $OPENAI_API_KEY; never written to reports).", metavar="KEY")
+    temperature: float | None = option(None,
+        "Sampling temperature for the chat agent (default: the server's).", kind="float", metavar="T")
+    timeout: float = option(DEFAULT_TIMEOUT,
+        "Time limit per test in seconds of the program's own time: its CPU time plus the time it "
+        "is blocked, not the time it waits for a CPU that other work holds (default 4).",
+        kind="float", metavar="SECONDS", selects=False)
+    timeout_scale: float = option(1.0,
+        "Multiply every time limit by F (e.g. on a machine slower than the one a result was "
+        "measured on; compare the reports' machine speed figures) (default 1).",
+        kind="float", metavar="F", selects=False)
+    memory: int | None = option(None,
+        "Address-space limit per test, for every format: bytes or a size such as 512M, 4G or 4GiB "
+        "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps or taco); default "
+        "$APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 for none.", kind="bytes", metavar="SIZE", selects=False)
+    limits: str = option("fixed",
+        "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
+        "numbers are); row: a problem whose row gives a time_limit / memory_limit (TACO) runs under its own "
+        "(the time scaled by --apps-timeout-scale; memory as peak resident size), the others under the fixed "
+        "ones.", metavar="fixed|row", selects=False)
+    special_judge: str | None = option(None,
+        "TACO's list of problems that need a special judge (output_spj.jsonl of "
+        "FlagOpen/TACO, keyed by test-split index): case-insensitive and floating-point problems are decided "
+        "by built-in checkers, problems with several right outputs are reported as needing a checker.",
+        metavar="PATH", selects=False)
+    needs_checker: str = option("score",
+        "Problems the --apps-special-judge list marks as having several right outputs and "
+        "that have no --apps-checkers checker: 'score' runs and scores them, counted apart in the summary "
+        "(default); 'exclude' leaves them out of the score (reported as skipped rows).",
+        metavar="score|exclude", selects=False)
+    cpu_pinning: str = option("auto",
+        "auto: when there are at least as many xdist workers as CPUs, keep each "
+        "worker's executor (the candidates included) on a CPU of its own, which saves the CPU time the "
+        "scheduler leaves idle between processes; off: never (default auto).",
+        metavar="auto|off", selects=False)
+    work_stealing: str = option("on",
+        "on: with xdist, a worker that would otherwise go idle takes unstarted cases "
+        "from the worker with the most work left (a slow candidate's cases are then split); off: all "
+        "cases of a candidate run on one worker, as --dist loadscope does (default on).",
+        metavar="on|off", selects=False)
+    fail_fast: bool = option(False,
+        "Stop a candidate at its first failing test: its remaining tests are skipped "
+        "(strict accuracy is unchanged; the test-case average becomes partial).", kind="bool", selects=False)
+    fail_under: float | None = option(None,
+        "Exit non-zero when strict accuracy is below PCT percent, and zero when it is "
+        "at or above it even though cases failed (a CI gate on the number).",
+        kind="float", metavar="PCT", selects=False)
+    baseline: str | None = option(None,
+        "Compare with an earlier run's JSON report: strict accuracy then and now with the "
+        "difference's 95% interval, an exact McNemar test, and the problems newly failing and newly passing.",
+        metavar="PATH", selects=False)
+    baseline_any: bool = option(False,
+        "Compare with the --apps-baseline report even when its dataset, split, revision, "
+        "judge, tests per problem or limits differ from this run's (the differences are printed).",
+        kind="bool", selects=False)
+    fail_on_regression: bool = option(False,
+        "Exit non-zero when a problem that passed in the --apps-baseline report "
+        "does not pass now, and zero otherwise even though cases failed (combines with --apps-fail-under: "
+        "either failing fails the run).", kind="bool", selects=False)
+    markdown: str | None = option(None,
+        "Also write the summary as Markdown to PATH (for a pull request comment); appended to "
+        "$GITHUB_STEP_SUMMARY too when that is set.", metavar="PATH", selects=False)
+    junit_properties: bool = option(False,
+        "Add per-case properties (outcome kind, cascade step, time, memory) to "
+        "--junitxml test cases (they break strict xunit2 validation).", kind="bool", selects=False)
+    html: str | None = option(None,
+        "Also write a self-contained HTML report to PATH.", metavar="PATH", selects=False)
+    predictions: str | None = option(None,
+        "Also write one predictions.jsonl record per problem to PATH.", metavar="PATH", selects=False)
+    report: str = option(DEFAULT_REPORT,
+        f"Where to write the JSON report (default {DEFAULT_REPORT}).", metavar="PATH", selects=False)
+    judge: str = option(DEFAULT_JUDGE,
+        "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
+        "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
+        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).",
+        metavar="seed|apps|taco", selects=False)
+    checkers: str | None = option(None,
+        "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
+        "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
+        "the checkers shipped with pytest-apps.", metavar="PATH|builtin", selects=False)
+    records: str = option(DEFAULT_RECORDS,
+        "Folder of the record store, where every case record is kept keyed by what decides it "
+        f"(default {DEFAULT_RECORDS}); 'off' keeps none.", metavar="PATH|off", selects=False)
+    resume: bool = option(False,
+        "Execute only the cases that have no record in the store (an interrupted run, or "
+        "programs that changed); the others are reported from their records. A borderline record always "
+        "runs again.", kind="bool")
     rootdir: str = "."
     from_ini: tuple[str, ...] = ()  # the options (names without --apps-) whose value the ini file gave
     extra: dict[str, Any] = field(default_factory=dict)
@@ -305,6 +303,12 @@ class Settings:
         ):
             return str(local)
         return value
+
+
+# every --apps-* option, in the order `--help` lists them: read from the `Settings` fields that are options
+OPTIONS: tuple[Option, ...] = tuple(
+    Option(f.name.replace("_", "-"), default=f.default, **f.metadata["option"])
+    for f in fields(Settings) if "option" in f.metadata)
 
 
 def _slug(text: str) -> str:
