@@ -128,10 +128,12 @@ def test_a_checkers_fault_is_not_run_again() -> None:
 
     problem = problem_from_row(ROW)
     with Executor(Limits(timeout=5.0)) as ex:
+        ex.start()
+        server = ex._server_pid()
         with pytest.raises(HarnessError, match="checker x"):
             run_case(ex, problem, Candidate(problem.id, "c.py", "print(4)"), Cases(["2\n"], ["4\n"]), 0,
                      Judging(checkers=Failing()))  # type: ignore[arg-type]
-        assert ex.faults == 0 and ex.restarts == 0
+        assert ex.faults == 0 and ex._server_pid() == server  # never restarted: the checker's fault, not its
 
 
 def test_the_roll_up_keeps_a_harness_error_apart_from_the_programs_failures() -> None:

@@ -98,7 +98,6 @@ class Executor:
         self.cpu = cpu
         self.slot = slot
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
-        self.pinned: int | None = None  # the CPU the server runs on, once it has started pinned
         self._proc: subprocess.Popen | None = None
         self._greeting = False  # the server was sent its greeting and has not been heard answering it
         self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
@@ -107,9 +106,7 @@ class Executor:
         self._leftovers: tuple[str | None, str | None] = (None, None)
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
         self._closed = False
-        self.restarts = 0
         self.faults = 0  # runs that ended in a harness error of the executor (not the program's doing)
-        self.server_margin = SERVER_MARGIN  # seconds beyond the test's limit before the server counts as hung
         _live.add(self)
 
     # -- public -----------------------------------------------------------------------------------
@@ -255,7 +252,6 @@ class Executor:
         self._leftovers = (hello.get("base"), hello.get("cgroup"))
         self._layers = list(hello.get("layers", []))
         self._layer_errors = dict(hello.get("layer_errors", {}))
-        self.pinned = hello.get("cpu")
 
     def _dying(self) -> bool:
         """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests
@@ -368,12 +364,11 @@ class Executor:
             try:
                 _proto.send_frame(proc.stdin.fileno(), req,
                                   [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
-                header, blobs = self._recv_frame(proc, limits.wall_backstop + self.server_margin)
+                header, blobs = self._recv_frame(proc, limits.wall_backstop + SERVER_MARGIN)
             except (OSError, EOFError, TimeoutError, ValueError) as e:
                 why = "hung" if isinstance(e, TimeoutError) else "died"
                 rc = proc.poll()
                 self._kill_server()
-                self.restarts += 1
                 self.faults += 1
                 detail = f" (exit status {rc})" if rc is not None else ""
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
