@@ -368,3 +368,29 @@ def test_one_problem_is_not_problems(sample_project: pytest.Pytester) -> None:
     assert result.ret == 0
     result.stdout.fnmatch_lines(["apps: 1 problem (*), first 20 tests per problem, 0 rows skipped"])
     assert "1 problems" not in result.stdout.str()
+
+
+@pytest.mark.interfaces
+def test_under_xdist_the_controller_takes_the_machines_figures_from_its_workers(
+    sample_project: pytest.Pytester,
+) -> None:
+    """The xdist controller runs no case: its report's isolation layers and machine speed come from the workers
+    that ran them (in their workeroutput), and the controller starts no executor server of its own to ask."""
+    sample_project.makeconftest(
+        "from pytest_apps.executor import client\n"
+        "ROLE = []\n"
+        "def pytest_configure(config):\n"
+        "    ROLE.append('worker' if hasattr(config, 'workerinput') else 'controller')\n"
+        "_spawn = client.Executor._spawn\n"
+        "def spawn(self):\n"
+        "    with open(%r, 'a') as f:\n"
+        "        f.write(ROLE[0] + '\\n')\n"
+        "    return _spawn(self)\n"
+        "client.Executor._spawn = spawn\n" % str(sample_project.path / "spawned.txt"))
+    result = run(sample_project, "--apps-dataset", "sample", "--apps-limit=1", "-n", "2", "-q")
+    result.assert_outcomes(passed=5)
+    spawned = (sample_project.path / "spawned.txt").read_text().split()
+    assert spawned and "controller" not in spawned, spawned
+    report = read_report(sample_project)
+    assert "fork-server" in report["isolation"]
+    assert report["machine"]["speed"] > 0

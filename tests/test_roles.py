@@ -115,3 +115,15 @@ def test_a_remote_worker_gets_its_test_data_from_the_controller_and_removes_its_
     assert [m[:2] for m in channel.asked] == [("cases", "7")]
     state.close()
     assert not copy.exists()
+
+
+def test_the_controller_takes_its_machines_isolation_and_speed_from_a_worker_there(plan: Plan) -> None:
+    """Under xdist the controller runs no case: what a worker on its machine found is its machine's, and asking
+    for it starts no executor; a figure the controller already has (its header asked) stays its own."""
+    state = controller_state(Settings(cpu_pinning="off"), plan, cpus={0, 1}, workers=2)
+    state.local_machine(["fork-server", "landlock-abi7"], 0.0123)
+    assert state.isolation() == ["fork-server", "landlock-abi7"] and state.machine_speed() == 0.0123
+    assert not state.started()
+    state.local_machine(["fork-server"], 0.5)  # a second worker's: the first one's stays
+    assert state.isolation() == ["fork-server", "landlock-abi7"] and state.machine_speed() == 0.0123
+    state.close()

@@ -22,6 +22,7 @@ from .state import RunState
 from .writers import header_lines
 
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
+SPEED_KEY = "apps_machine_speed"  # workeroutput: its machine's speed figure (executor/machine.py), or None
 
 
 class RunPlugin:

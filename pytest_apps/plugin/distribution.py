@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from . import gateways
-from .base import ISOLATION_KEY
+from .base import ISOLATION_KEY, SPEED_KEY
 from .controller import ControllerPlugin
 from .crashes import settle_crash_report
 from .crashes import teststatus as crash_teststatus
@@ -84,9 +84,12 @@ class DistributionPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object | None) -> None:
-        layers = (getattr(node, "workeroutput", None) or {}).get(ISOLATION_KEY)
+        output = getattr(node, "workeroutput", None) or {}
+        layers = output.get(ISOLATION_KEY)
         if layers is not None and gateways.is_remote(node.gateway.spec):
             self.state.machine_isolation(gateways.machine_of(node.gateway.spec), layers)
+        elif layers is not None:  # a worker on this machine: the controller's report takes its figures
+            self.state.local_machine(layers, output.get(SPEED_KEY))
         if error is None:
             return
         # before xdist takes the node's work back: what it had been given and not finished

@@ -97,7 +97,8 @@ class RunState:
         return self._executor
 
     def machine_speed(self) -> float | None:
-        """The machine speed figure (executor/machine.py), measured once per run, on the controller."""
+        """The machine speed figure (executor/machine.py), measured once per run and process (or taken from a
+        worker on this machine: ControllerState.local_machine)."""
         if self._speed is None and not self._closed:
             self._speed = self.executor.machine_speed()
         return self._speed
@@ -148,6 +149,14 @@ class ControllerState(RunState):
                 down["crashed"] = nodeid
                 if run_again is not None:
                     down["run_again"] = run_again
+
+    def local_machine(self, layers: list[str], speed: float | None) -> None:
+        """This machine's isolation layers and speed as a worker here found them, unless this process knows its
+        own: then the controller, which runs no case under xdist, starts no executor only to ask."""
+        if self._isolation is None:
+            self._isolation = list(layers)
+        if self._speed is None:
+            self._speed = speed
 
     def machine_isolation(self, machine: str, layers: list[str]) -> None:
         """Another machine's fences, as one of its workers found them; the report claims only what every

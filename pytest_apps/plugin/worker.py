@@ -1,7 +1,8 @@
 """An xdist worker's plugin object, as xdist's WorkerInteractor is its: what a worker process does besides
 collecting and running cases (cases.py, registered beside it). It stops at the run's first signal, leaves its pid
 where its controller can interrupt it (a local worker), keeps its terminal's counts out of the controller's, and
-sends the controller its machine's isolation layers.
+sends the controller its machine's isolation layers and speed (so that a controller whose workers ran every case
+starts no executor of its own only to ask).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .base import ISOLATION_KEY, RunPlugin
+from .base import ISOLATION_KEY, SPEED_KEY, RunPlugin
 from .interrupts import note_worker
 from .roles import SLOTS_KEY
 from .termstats import forget_on_worker
@@ -36,5 +37,8 @@ class WorkerPlugin(RunPlugin):
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.state.started():
-            self.config.workeroutput[ISOLATION_KEY] = self.state.isolation()  # type: ignore[attr-defined]
+            output = self.config.workeroutput  # type: ignore[attr-defined]
+            output[ISOLATION_KEY] = self.state.isolation()
+            # (an interrupted run is not kept waiting for the figure)
+            output[SPEED_KEY] = None if self.interrupts.received else self.state.machine_speed()
         self.state.close()
