@@ -138,3 +138,23 @@ def test_summary_intervals_with_samples_rest_on_effective_counts_for_pass_at_1_a
     assert set(ci["pass_at_k"]) == {"pass@1", "pass@5"} == set(f["pass_at_k"])
     assert ci["pass_at_k"]["pass@1"] == ci["strict_accuracy"]  # pass@1 is strict accuracy with samples
     assert ci["pass_at_k"]["pass@5"]["low"] <= f["pass_at_k"]["pass@5"] <= ci["pass_at_k"]["pass@5"]["high"]
+
+
+def test_one_clopper_pearson_interval_is_the_arrays_bounds_without_numpy():
+    """A run's summary asks for its intervals one at a time: worked out in plain Python, they are the bounds
+    `clopper_pearson_bounds` gives over arrays, and the report needs no numpy for them (its import alone costs
+    a one-case run more than every interval)."""
+    import subprocess
+    import sys
+
+    from pytest_apps.report.stats import clopper_pearson_bounds
+
+    counts = [(x, n) for n in (1, 2, 3, 7, 20, 61) for x in range(n + 1)] + [(2.5, 7.25), (0.3, 1.5), (880, 1000)]
+    low, high = clopper_pearson_bounds([float(x) for x, _ in counts], [float(n) for _, n in counts])
+    for (x, n), lo, hi in zip(counts, low, high):
+        one = clopper_pearson(x, n)
+        assert abs(one.low - lo) < 1e-12 and abs(one.high - hi) < 1e-12, (x, n)
+    code = ("import sys\nfrom pytest_apps.report.stats import clopper_pearson\n"
+            "clopper_pearson(3, 7); clopper_pearson(0, 1); clopper_pearson(1, 1)\n"
+            "assert 'numpy' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -93,9 +93,12 @@ def clopper_pearson(successes: float, n: float, level: float = LEVEL, method: st
 
 @functools.lru_cache(maxsize=1024)
 def _bounds(successes: float, n: float, level: float) -> tuple[float, float]:
-    # a summary asks for the same interval several times (all problems, those with code, pass@1, a tier)
-    low, high = clopper_pearson_bounds([successes], [n], level)
-    return float(low[0]), float(high[0])
+    # a summary asks for the same interval several times (all problems, those with code, pass@1, a tier); one
+    # interval at a time in plain Python, as numpy's import alone costs a run of one case more than all of them
+    tail = (1 - level) / 2
+    low = beta_quantile_one(tail, successes, n - successes + 1) if successes > 0 else 0.0
+    high = beta_quantile_one(1 - tail, successes + 1, n - successes) if successes < n else 1.0
+    return low, high
 
 
 def clopper_pearson_bounds(successes: Sequence[float], n: Sequence[float], level: float = LEVEL) -> tuple[Any, Any]:
@@ -147,6 +150,72 @@ def beta_quantile(q: float, a: Any, b: Any, most: int = 100) -> Any:
         done = (np.abs(following - xx) < 1e-12) | (np.abs(value - q) < 1e-14) | (h - l < 1e-12)
         active = active[~done]
     return x
+
+
+def beta_quantile_one(q: float, a: float, b: float, most: int = 100) -> float:
+    """`beta_quantile` for one Beta(a, b), in plain Python (the same steps, the same precision)."""
+    log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    lo, hi = 0.0, 1.0
+    x = a / (a + b)
+    for _ in range(most):
+        value = incomplete_beta_one(a, b, x, log_beta)
+        if value < q:
+            lo = x
+        else:
+            hi = x
+        inner = min(max(x, 1e-300), 1 - 1e-16)
+        try:
+            density = math.exp((a - 1) * math.log(inner) + (b - 1) * math.log1p(-inner) - log_beta)
+            newton = x - (value - q) / density
+        except (OverflowError, ZeroDivisionError):
+            newton = math.nan
+        following = newton if math.isfinite(newton) and lo <= newton <= hi else (lo + hi) / 2
+        done = abs(following - x) < 1e-12 or abs(value - q) < 1e-14 or hi - lo < 1e-12
+        x = following
+        if done:
+            break
+    return x
+
+
+def incomplete_beta_one(a: float, b: float, x: float, log_beta: float | None = None) -> float:
+    """`incomplete_beta` for one (a, b, x), in plain Python."""
+    if log_beta is None:
+        log_beta = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    x = min(max(x, 0.0), 1.0)
+    swap = x > (a + 1) / (a + b + 2)
+    aa, bb, xx = (b, a, 1 - x) if swap else (a, b, x)
+    if 0 < xx < 1:
+        front = math.exp(aa * math.log(xx) + bb * math.log1p(-xx) - log_beta)
+        part = front * _beta_fraction_one(aa, bb, xx) / aa
+    else:
+        part = 1.0 if xx >= 1 else 0.0
+    return 1 - part if swap else part
+
+
+def _beta_fraction_one(a: float, b: float, x: float, most: int = 10_000, eps: float = 1e-14) -> float:
+    tiny = 1e-300
+
+    def nonzero(v: float) -> float:
+        return tiny if abs(v) < tiny else v
+
+    qab, qap, qam = a + b, a + 1, a - 1
+    c = 1.0
+    d = 1 / nonzero(1 - qab * x / qap)
+    h = d
+    for m in range(1, most + 1):
+        m2 = 2 * m
+        step = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1 / nonzero(1 + step * d)
+        c = nonzero(1 + step / c)
+        change = d * c
+        step = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1 / nonzero(1 + step * d)
+        c = nonzero(1 + step / c)
+        last = d * c
+        h *= change * last
+        if abs(last - 1) < eps:
+            break
+    return h
 
 
 def incomplete_beta(a: Any, b: Any, x: Any, log_beta: Any = None) -> Any:
