@@ -258,3 +258,17 @@ def test_a_confirmation_turns_a_timeout_of_a_slow_spell_into_a_pass_and_runs_the
     assert made == made_clear == 1
     assert [(r.kind, r.confirmed) for r in confirmed] == [("pass", "timeout"), ("pass", ""), ("pass", "")], confirmed
     assert [(r.kind, r.confirmed) for r in still] == [("timeout", "timeout")]  # 2.6 s / 2 (the most credited)
+
+
+def test_a_server_starting_with_a_quiet_rate_kept_takes_a_few_samples_only(tmp_path, monkeypatch):
+    """The first server on a machine samples the reference many times for its quiet rate; a later one starts with
+    that rate kept, the fastest of many samples, and takes a few more only to find a faster one."""
+    asked = []
+    monkeypatch.setattr(speed, "rate", lambda samples=speed.SAMPLES: asked.append(samples) or 1000.0)
+    path = tmp_path / "speed.json"
+    speed.Speed().calibrate(str(path))
+    path.write_text(json.dumps({"rate": 900.0}))
+    machine = speed.Speed()
+    machine.calibrate(str(path))
+    assert asked == [speed.CALIBRATION_SAMPLES, speed.KEPT_SAMPLES] and speed.KEPT_SAMPLES < speed.CALIBRATION_SAMPLES
+    assert machine.quiet == 1000.0 and json.loads(path.read_text())["rate"] == 1000.0  # a faster one is kept

@@ -8,7 +8,7 @@ it. So the server measures how much work a CPU second does, with a fixed referen
   sample interrupted or slowed by anything is only ever slower; the fastest is the machine's speed then).
 - `Speed.calibrate()` at the server's start: the quiet rate, the fastest of more samples, and kept on disk per
   machine and interpreter (the fastest ever seen there), so that a server started on a busy machine still knows
-  how fast the machine is when quiet.
+  how fast the machine is when quiet. With a rate kept, a few samples do: the kept rate is the fastest of many.
 - Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
   samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
   rate seen (the smallest slowdown: never more lenient than what was seen).
@@ -34,6 +34,7 @@ import time
 LOOPS = 4000  # the reference loop's length: about a millisecond of CPU on a current machine
 SAMPLES = 3  # samples per probe (the fastest counts)
 CALIBRATION_SAMPLES = 15  # samples when the server starts
+KEPT_SAMPLES = 3  # samples when it starts with a quiet rate kept (that rate counts; these only find a faster one)
 CONFIDENT = 1.15  # a slowdown below this is within the probe's noise: no credit
 MOST = 2.0  # the largest factor ever credited
 PROBE_FROM = 0.5  # a test is probed once its own time passes this share of its limit
@@ -143,8 +144,8 @@ class Speed:
         if self.pinned is not None:
             return
         path = path or cache_path()
-        now = rate(CALIBRATION_SAMPLES)
         kept = load_quiet(path)
+        now = rate(KEPT_SAMPLES if kept > 0 else CALIBRATION_SAMPLES)
         self.quiet = max(now, kept)
         if now > kept:
             save_quiet(path, now)
