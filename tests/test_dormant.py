@@ -97,3 +97,13 @@ def test_an_active_plugin_imports_numpy_only_when_a_comparison_needs_it() -> Non
     numeric = imported_by("from pytest_apps.judge import taco\n"
                           "assert taco.compare_stdin('12', '1\\n2\\n') == 'chars_numeric'")
     assert "numpy" in numeric
+
+
+def test_turning_the_plugin_on_imports_the_report_writers_only_for_the_controller() -> None:
+    """What an xdist worker imports when the plugin turns on (plugin/session.py) holds neither the controller's
+    plugin nor the report modules (its summary, writers, baseline comparison): a worker writes no report, and
+    each of them started slower by their import."""
+    loaded = imported_by("import pytest\nimport pytest_apps.plugin.hooks\nimport pytest_apps.plugin.session")
+    assert "pytest_apps.plugin.session" in loaded
+    unwanted = ("pytest_apps.report", "pytest_apps.plugin.writers", "pytest_apps.plugin.controller", "numpy")
+    assert [name for name in loaded if any(name == u or name.startswith(u + ".") for u in unwanted)] == []

@@ -19,7 +19,6 @@ from . import transport
 from .interrupts import Interrupts
 from .plan import remove_plan
 from .state import RunState
-from .writers import header_lines
 
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 SPEED_KEY = "apps_machine_speed"  # workeroutput: its machine's speed figure (executor/machine.py), or None
@@ -71,6 +70,8 @@ class RunPlugin:
         return transport.unpack(data)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        from .writers import header_lines  # (with the report writers it brings: an xdist worker shows no header)
+
         return header_lines(self.state)
 
     @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
-from ..report.comparison import CLI_ANYWAY, BaselineError, check_comparable, load_report
 from .plan import Plan
 
 BASELINE_KEY = pytest.StashKey["dict[str, Any] | None"]()
@@ -18,6 +17,8 @@ def read_baseline(settings: Settings) -> dict[str, Any] | None:
     """The baseline report, kept small (see `load_report`); None without --apps-baseline."""
     if not settings.baseline:
         return None
+    from ..report.comparison import BaselineError, load_report  # (a run without a baseline goes without them)
+
     try:
         return load_report(settings.path(settings.baseline), shown=settings.baseline)
     except BaselineError as exc:
@@ -29,6 +30,8 @@ def check_baseline(baseline: dict[str, Any] | None, settings: Settings, plan: Pl
     problem or limits, unless --apps-baseline-any."""
     if baseline is None:
         return
+    from ..report.comparison import CLI_ANYWAY, BaselineError, check_comparable
+
     try:
         check_comparable(baseline, {"settings": plan.settings, "source": plan.source},
                          allow_mismatch=settings.baseline_any, name=str(settings.baseline), anyway=CLI_ANYWAY)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,9 +26,7 @@ from . import nodeids
 from .base import RunPlugin
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CasePlugin, RemoteCasePlugin
-from .controller import ControllerPlugin
 from .cpus import available_cpus, xdist_workers
-from .distribution import DistributionPlugin
 from .options import REMOTE_KEY, ini_folder
 from .outputs import check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan
@@ -37,6 +35,9 @@ from .remote import worker_setup
 from .roles import PLAN_KEY, controller_state, remote_worker_state, worker_state
 from .state import STATE_KEY, ControllerState, RemoteWorkerState, RunState, WorkerState
 from .worker import WorkerPlugin
+
+if TYPE_CHECKING:
+    from .distribution import DistributionPlugin
 
 
 def activate(config: pytest.Config, worker: dict[str, Any]) -> tuple[RunPlugin, CasePlugin | DistributionPlugin]:
@@ -74,6 +75,11 @@ def role_plugins(config: pytest.Config, worker: dict[str, Any],
         return WorkerPlugin(config), RemoteCasePlugin(config)
     if worker:  # (a local worker leaves its pid in the controller's plan folder)
         return WorkerPlugin(config, Path(worker[PLAN_KEY]) if PLAN_KEY in worker else None), CasePlugin(config)
+    # (the controller's modules, its report writers among them, are imported by the controller alone: a worker's
+    # start goes without them)
+    from .controller import ControllerPlugin
+    from .distribution import DistributionPlugin
+
     controller = ControllerPlugin(config, started)
     if xdist_controller(config):
         return controller, DistributionPlugin(controller)
