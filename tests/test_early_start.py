@@ -89,3 +89,28 @@ def test_a_run_has_its_server_before_its_first_item(sample_project: pytest.Pytes
     result = sample_project.runpytest_subprocess("--apps-dataset", "sample", "-p", "no:cacheprovider", "-q",
                                                  *workers)
     assert result.ret == 0, result.stdout.str()
+
+
+def test_a_stop_without_waiting_returns_at_once_and_the_next_close_leaves_no_server() -> None:
+    """`close(wait=False)` tells the server to stop and returns while it cleans up (the caller writes its reports
+    meanwhile); the next `close()` waits for it: no server is left behind."""
+    ex = Executor()
+    out = ex.run_stdin(Program("print(input())"), "hi\n")
+    assert (out.status, out.stdout) == (EXITED, "hi\n")
+    server = ex._server_pid()  # noqa: SLF001
+    ex.close(wait=False)
+    assert ex._stopping is not None and ex._stopping.pid == server  # noqa: SLF001 - told, not waited for
+    ex.close()
+    assert ex._stopping is None and children_serving(os.getpid()) == []  # noqa: SLF001
+    assert not Path(f"/proc/{server}").exists()  # exited and reaped
+
+
+def test_a_speed_asked_ahead_is_read_by_machine_speed_and_never_taken_for_a_runs_answer() -> None:
+    with Executor() as ex:
+        ex.start()
+        ex.ask_speed()
+        assert ex.machine_speed() > 0
+        ex.ask_speed()
+        out = ex.run_stdin(Program("print(6 * 7)"), "")  # the speed's answer is not this run's
+        assert (out.status, out.stdout) == (EXITED, "42\n")
+        assert ex.machine_speed() > 0

@@ -106,6 +106,8 @@ class Executor:
         self._leftovers: tuple[str | None, str | None] = (None, None)
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
         self._closed = False
+        self._speed_asked = False  # a speed question was sent to the server and its answer not yet read
+        self._stopping: subprocess.Popen | None = None  # a server told to stop, not yet waited for (close)
         self.faults = 0  # runs that ended in a harness error of the executor (not the program's doing)
         _live.add(self)
 
@@ -148,10 +150,26 @@ class Executor:
         try:
             with self._lock:
                 proc = self._ensure_server()
-                _proto.send_frame(proc.stdin.fileno(), {"op": "speed"})
+                if not self._speed_asked:
+                    _proto.send_frame(proc.stdin.fileno(), {"op": "speed"})
+                self._speed_asked = False
                 return float(self._recv(proc, 30.0)["speed"])
         except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the run
             return None
+
+    def ask_speed(self) -> None:
+        """Ask a running server for `machine_speed` now without waiting: it measures while the caller goes on (its
+        last reports), and `machine_speed()` reads the answer. Nothing is asked of a server not running."""
+        with self._lock:
+            if self._closed or self._speed_asked or self._proc is None or self._proc.poll() is not None:
+                return
+            try:
+                if self._greeting:
+                    self._greet()
+                _proto.send_frame(self._proc.stdin.fileno(), {"op": "speed"})
+                self._speed_asked = True
+            except Exception:  # noqa: BLE001 - machine_speed() asks again, or says None
+                pass
 
     def start(self) -> None:
         """Start the server now without waiting for it: its interpreter start, fence set-up and the zygote's
@@ -185,9 +203,24 @@ class Executor:
         with self._lock:
             self._stop_server()
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
+        """Stop the server. `wait=False` tells it to stop and returns at once: it cleans up while the caller goes on
+        (its reports); a later `close()` (or the interpreter's exit) waits for it, so none is left behind."""
         self._closed = True
-        self._stop_server()
+        if wait:
+            self._stop_server()
+            self._end_stopping()
+            return
+        self._close_stat()
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        self._end_stopping()
+        try:
+            proc.stdin.close()  # EOF: the server cleans up and exits
+        except Exception:  # noqa: BLE001
+            pass
+        self._stopping = proc
 
     def __enter__(self) -> Executor:
         return self
@@ -198,6 +231,7 @@ class Executor:
     def __del__(self) -> None:
         try:
             self._stop_server()
+            self._end_stopping()
         except Exception:  # noqa: BLE001
             pass
 
@@ -266,6 +300,7 @@ class Executor:
 
     def _stop_server(self) -> None:
         self._close_stat()
+        self._speed_asked = False
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -283,6 +318,21 @@ class Executor:
         except Exception:  # noqa: BLE001
             pass
 
+    def _end_stopping(self) -> None:
+        """Wait for a server `close(wait=False)` told to stop (killed if it takes more than a few seconds)."""
+        proc, self._stopping = self._stopping, None
+        if proc is None:
+            return
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        try:
+            proc.stdout.close()
+        except Exception:  # noqa: BLE001
+            pass
+
     def _close_stat(self) -> None:
         fd, self._stat_fd = self._stat_fd, None
         if fd is not None:
@@ -290,6 +340,7 @@ class Executor:
 
     def _kill_server(self) -> None:
         self._close_stat()
+        self._speed_asked = False
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -358,6 +409,9 @@ class Executor:
             t0 = time.monotonic()
             try:
                 proc = self._ensure_server()
+                if self._speed_asked:  # (its answer comes first; machine_speed asks again)
+                    self._speed_asked = False
+                    self._recv(proc, 30.0)
             except Exception as e:  # noqa: BLE001
                 self.faults += 1
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
@@ -397,6 +451,9 @@ class Executor:
         """Server counters (compiles, runs, pid); for tests and benchmarks."""
         with self._lock:
             proc = self._ensure_server()
+            if self._speed_asked:
+                self._speed_asked = False
+                self._recv(proc, 30.0)
             _proto.send_frame(proc.stdin.fileno(), {"op": "stats"})
             return self._recv(proc, 10.0)
 

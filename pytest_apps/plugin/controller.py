@@ -170,6 +170,8 @@ class ControllerPlugin(RunPlugin):
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
         the records of cases this run did not run taken from the store."""
         self.finishing = True
+        if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
+            self.state.ask_speed()
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
         self.run = run_of(self.state, self.ledger, self.records, selected=self.selected,
                           selected_ids=self.selected_ids, interrupted=interruption(session, self.signal),
@@ -184,7 +186,7 @@ class ControllerPlugin(RunPlugin):
         self.state.isolation()  # for the report; asked before the executor is closed
         if not self.interrupts.received:  # (an interrupted run is not kept waiting for the figure)
             self.state.machine_speed()
-        self.state.close()
+        self.state.close(wait=False)  # the server cleans up while the reports are written (waited for at the end)
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
         if self.state.workers_down:
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)

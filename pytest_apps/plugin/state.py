@@ -119,12 +119,20 @@ class RunState:
         """Whether this process started its executor (ran a case)."""
         return self._executor is not None
 
-    def close(self) -> None:
-        """Stops the executor's server. Asking for the isolation layers afterwards starts none."""
+    def ask_speed(self) -> None:
+        """Have a running executor measure the machine speed now, while this process finishes its run; asking for
+        `machine_speed()` later reads it."""
+        if self._executor is not None and self._speed is None and not self._closed:
+            self._executor.ask_speed()
+
+    def close(self, wait: bool = True) -> None:
+        """Stops the executor's server. Asking for the isolation layers afterwards starts none. `wait=False` tells
+        it to stop and returns at once (it cleans up meanwhile); a later `close()` waits for it."""
         self._closed = True
         if self._executor is not None:
-            self._executor.close()
-            self._executor = None
+            self._executor.close(wait=wait)
+            if wait:
+                self._executor = None
         if self.slot is not None:
             self.slot.close()
 

@@ -41,4 +41,4 @@ class WorkerPlugin(RunPlugin):
             output[ISOLATION_KEY] = self.state.isolation()
             # (an interrupted run is not kept waiting for the figure)
             output[SPEED_KEY] = None if self.interrupts.received else self.state.machine_speed()
-        self.state.close()
+        self.state.close(wait=False)  # it cleans up as the controller hears this worker finish (waited for at the end)
