@@ -64,3 +64,27 @@ def test_a_case_reported_again_replaces_its_record():
     assert len(lean) == 2
     assert lean.get("s/1_0.py::test_0").kind == "timeout" and lean.get("s/1_0.py::test_0").detail
     assert lean.get("s/1_0.py::test_2").detail == {}
+
+
+def test_a_records_dict_for_the_store_is_its_fields_without_a_deep_copy():
+    """The record store writes a dict of every record this run produces: made without copying the record's
+    nested dicts (a deep copy per case showed in the controller's profile), with the same fields."""
+    from dataclasses import asdict
+
+    from pytest_apps.core.record import CaseRecord
+
+    rec = CaseRecord("7", 2, "wrong_answer", detail={"input": "1\n", "got": "2"}, audit={"digest": "ab"})
+    fields = rec.to_dict()
+    assert fields == asdict(rec) and CaseRecord.from_dict(fields) == rec
+    assert fields["detail"] is rec.detail and fields["audit"] is rec.audit
+
+
+def test_a_judge_keys_json_is_made_once_for_all_the_cases_sharing_it():
+    import json
+    from dataclasses import asdict
+
+    from pytest_apps.engine.records import JudgeKey
+
+    key = JudgeKey("seed", False, {"timeout": 4.0, "memory": 2**32})
+    assert key.text() is key.text()  # made once
+    assert json.loads(key.text()) == asdict(key) and key.text() == json.dumps(asdict(key), sort_keys=True)

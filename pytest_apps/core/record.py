@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -42,7 +42,9 @@ class CaseRecord:
     confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as a plain dict, made without a deep copy (the record store writes one per case): its `detail`
+        and `audit` are the record's own, to read, never to change."""
+        return {name: getattr(self, name) for name in _RECORD_FIELDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:

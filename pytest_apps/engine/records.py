@@ -139,6 +139,11 @@ class JudgeKey:
     special: int | None = None  # the special-judge kind TACO's list gives the problem, else None
 
     def text(self) -> str:
+        """The key as JSON, made once per key: every case of a problem shares its judge key."""
+        return self._text
+
+    @functools.cached_property
+    def _text(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
 
 
