@@ -24,6 +24,7 @@ from ..judge.special import SpecialJudges
 from .limits import problem_limits
 from .records import JudgeKey, judge_key
 
+
 @dataclass(frozen=True)
 class RunSpec:
     """A run's judging and limits, as every process of the run uses them. `limits` are the run's own (the time
