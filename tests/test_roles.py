@@ -96,8 +96,11 @@ class Controller:
             json.dumps({"0": "print(2)"})
 
 
+@pytest.mark.parametrize("wait", [True, False], ids=["closed", "told-to-stop"])
 def test_a_remote_worker_gets_its_test_data_from_the_controller_and_removes_its_checker_copy(
-        plan: Plan, tmp_path: Path, run_name: str) -> None:
+        plan: Plan, tmp_path: Path, run_name: str, wait: bool) -> None:
+    """Its checker copy is removed as it closes, also when it only tells its server to stop (as a worker does at
+    the end of its session, waited for later)."""
     copy = tmp_path / "checkers-copy"
     copy.mkdir()
     ids = FileIds("f.py", "f.py", (), "f.py", "f.py")
@@ -113,8 +116,9 @@ def test_a_remote_worker_gets_its_test_data_from_the_controller_and_removes_its_
     assert state.test_data.get(PROBLEM).inputs == ["from the controller\n"]
     assert state.test_data.program(PROBLEM, plan.candidates["7"][0]).code == "print(2)"
     assert [m[:2] for m in channel.asked] == [("cases", "7")]
-    state.close()
+    state.close(wait=wait)
     assert not copy.exists()
+    state.close()
 
 
 def test_the_controller_takes_its_machines_isolation_and_speed_from_a_worker_there(plan: Plan) -> None:

@@ -191,7 +191,7 @@ class RemoteWorkerState(WorkerState):
         self.remote_files = remote_files
         self.temporary = list(temporary)  # folders made here for the run (a checker folder), removed at the end
 
-    def close(self) -> None:
-        super().close()
-        while self.temporary:
+    def close(self, wait: bool = True) -> None:
+        super().close(wait=wait)
+        while self.temporary:  # (the checkers run in this process: nothing of the server's needs them)
             shutil.rmtree(self.temporary.pop(), ignore_errors=True)
