@@ -37,8 +37,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
-from .core.settings import (DEFAULT_JUDGE, DEFAULT_TIMEOUT, Settings, memory_floor, memory_too_small, one_of,
-                            parse_size)
+from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -50,13 +49,21 @@ from .engine.spec import run_spec, selection_of
 from .executor import Executor
 from .executor.machine import timing_figures
 from .judge.checkers import BUILTIN
-from .judge.profiles import PROFILES
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 from .report.taco import annotate
 
 __all__ = ["Evaluator", "ProblemList", "load_problems", "problem_from_row", "DatasetError"]
 
 DEFAULT_NAME = "<candidate>"  # the program's file name in tracebacks when the caller gives none
+
+
+def _settings(given: dict[str, Any]) -> Settings:
+    """The settings of these arguments, as the plugin's options of the same names give them; a bad value is a
+    one-line ValueError naming the parameter."""
+    try:
+        return settings_from(given, named=lambda name: name.replace("-", "_"))
+    except OptionError as e:
+        raise ValueError(str(e)) from None
 
 
 # ----------------------------------------------------------------------------------------------- problems
@@ -163,15 +170,12 @@ def load_problems(
     `dataset` of another type, and `only` ids none of which the data holds; when only some are absent, a
     `UserWarning` names them and the list holds the others).
     """
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit: {limit} is negative; give 0 or more problems")
-    if offset < 0:
-        raise ValueError(f"offset: {offset} is negative; give 0 or more")
     only_ids = tuple(str(x) for x in ((only,) if isinstance(only, (str, int)) else only))
     tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
     tags = tuple((tag,) if isinstance(tag, str) else tag)
-    selection = selection_of(Settings(only=only_ids, difficulty=tiers, tag=tags, offset=offset, limit=limit))
+    selection = selection_of(_settings({"only": only_ids, "difficulty": tiers, "tag": tags, "offset": offset,
+                                        "limit": limit}))
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
     parsed = loaded.parsed
     if parsed.missing:
@@ -273,32 +277,19 @@ class Evaluator:
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
-        if timeout <= 0:
-            raise ValueError(f"timeout: {timeout} must be more than 0 seconds")
-        if memory is not None:
-            try:
-                memory = parse_size(memory)
-            except ValueError:
-                raise ValueError(f"memory: {memory!r} is not a size; give bytes or a size such as 512M, 4G or 4GiB "
-                                 "(0 for no limit)") from None
-            if memory and memory < memory_floor(judge):
-                raise ValueError(memory_too_small("memory", memory, judge))
-        if judge not in PROFILES:
-            raise ValueError(f"judge: unknown judge {judge!r}; use {one_of(PROFILES)}")
-        if checkers is not None and str(checkers) != BUILTIN and not os.path.isdir(checkers):
-            raise ValueError(f"checkers: {checkers} is not a folder; give a folder of <problem_id>.py checkers, "
-                             "or 'builtin'")
+        # the options as the plugin's settings (converted and checked by the one option table, each error naming
+        # the parameter), and the run spec every front end builds from them (engine/spec.py)
+        self.settings = _settings({"timeout": timeout, "memory": memory, "judge": judge,
+                                   "checkers": None if checkers is None else str(checkers)})
+        self.spec = run_spec(self.settings)
         sys.set_int_max_str_digits(0)
         self.workers = workers or _cores()
-        self.timeout = float(timeout)
-        self.memory = memory
+        self.timeout = self.settings.timeout
+        self.memory = self.settings.memory
         self.max_tests = max_tests
         self.fail_fast = fail_fast
-        self.judge = judge
-        self.checkers = None if checkers is None else str(checkers)
-        # the options as the plugin's settings, and the run spec every front end builds from them (engine/spec.py)
-        self.settings = Settings(timeout=self.timeout, memory=memory, judge=judge, checkers=self.checkers)
-        self.spec = run_spec(self.settings)
+        self.judge = self.settings.judge
+        self.checkers = self.settings.checkers
         self.limits = self.spec.limits
         self.judging = self.spec.judging
         self._lock = threading.Lock()

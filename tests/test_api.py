@@ -345,6 +345,24 @@ def test_evaluator_options_are_checked() -> None:
             Evaluator(**kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("kwargs, says", [
+    ({"timeout": 0}, "timeout: 0.0 must be more than 0 seconds"),
+    ({"timeout": "soon"}, "timeout: 'soon' is not a valid float"),
+    ({"memory": "lots"}, "memory: 'lots' is not a size; give bytes or a size such as 512M"),
+    ({"memory": "1M", "judge": "apps"}, "memory: 1M is too small to start a Python program; give at least"),
+    ({"judge": "hendrycks"}, "judge: unknown judge 'hendrycks'; use seed, apps or taco"),
+    ({"checkers": "nowhere"}, "checkers: nowhere is not a folder; give a folder of <problem_id>.py checkers"),
+], ids=lambda value: ",".join(value) if isinstance(value, dict) else None)
+def test_the_api_refuses_what_the_plugin_refuses_naming_its_parameter(kwargs: dict, says: str) -> None:
+    """The API's options go through the plugin's option table: the same check and message, with the parameter's
+    name where the plugin names its flag."""
+    with pytest.raises(ValueError) as info:
+        Evaluator(**kwargs)
+    assert str(info.value).startswith(says) and "\n" not in str(info.value)
+    with pytest.raises(ValueError, match=r"^limit: -1 is negative; give 0 or more problems$"):
+        load_problems(dataset="sample", limit=-1)
+
+
 def test_readme_example_is_this_modules_text() -> None:
     """The Python API page (docs/api.md) carries the same example (kept in one place: this test)."""
     text = (REPO / "docs" / "api.md").read_text()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_apps.core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve
+from pytest_apps.core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve, settings_from
 
 
 def settings(*args: str, ini: dict[str, Any] | None = None) -> Settings:
@@ -58,6 +58,46 @@ def test_defaults_then_the_ini_then_the_command_line() -> None:
 ], ids=lambda value: value[0] if isinstance(value, tuple) else None)
 def test_a_bad_value_is_one_line_naming_the_option_and_what_to_give(args: tuple[str, ...], says: str) -> None:
     assert refusal(*args).startswith(says)
+
+
+@pytest.mark.parametrize("args, says", [
+    (("--apps-limit", "-1"), "--apps-limit: -1 is negative; give 0 or more problems"),
+    (("--apps-timeout", "0"), "--apps-timeout: 0.0 must be more than 0 seconds"),
+    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps or taco"),
+    (("--apps-memory", "lots"), "--apps-memory: 'lots' is not a size; give bytes or a size such as 512M"),
+    (("--apps-memory", "1M"), "--apps-memory: 1M is too small to start a Python program; give at least"),
+], ids=lambda value: value[0] if isinstance(value, tuple) else None)
+def test_a_python_callers_values_are_converted_and_checked_as_the_command_lines(
+        args: tuple[str, ...], says: str) -> None:
+    """`settings_from` (the API's way in) takes the same table: the same refusal, naming the value as the
+    caller does."""
+    flag, value = args
+    name = flag[len("--apps-"):]
+    with pytest.raises(OptionError) as caught:
+        settings_from({name.replace("-", "_"): value})
+    assert str(caught.value).startswith(says)
+    with pytest.raises(OptionError) as caught:
+        settings_from({name.replace("-", "_"): value}, named=lambda option: f"<{option}>")
+    assert str(caught.value).startswith(says.replace(flag, f"<{name}>"))
+
+
+def test_a_python_callers_values_give_the_command_lines_settings() -> None:
+    given = settings("--apps-only=15,17", "--apps-difficulty=interview", "--apps-limit=5", "--apps-timeout=2",
+                     "--apps-memory=512M", "--apps-judge=apps")
+    assert settings_from({"only": [15, "17"], "difficulty": ("interview",), "limit": "5", "timeout": 2,
+                          "memory": "512M", "judge": "apps"}, rootdir="/project") == given
+    assert settings_from({"timeout": None, "limit": None}) == Settings()  # None keeps the default
+    with pytest.raises(TypeError, match="unknown option"):
+        settings_from({"timeuot": 2})
+
+
+def test_the_memory_variable_is_read_and_checked_for_every_front_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("APPS_CALL_BASED_MEMORY_BYTES", "1G")
+    assert settings().memory == settings_from({}).memory == 1 << 30
+    assert settings_from({"memory": "2G"}).memory == 2 << 30  # a value given wins
+    monkeypatch.setenv("APPS_CALL_BASED_MEMORY_BYTES", "lots")
+    with pytest.raises(OptionError, match="APPS_CALL_BASED_MEMORY_BYTES='lots' is not a size"):
+        settings_from({})
 
 
 def test_a_bad_ini_value_names_the_ini_key() -> None:

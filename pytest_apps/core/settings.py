@@ -6,7 +6,7 @@ parser."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
@@ -388,6 +388,29 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
     return settings
 
 
+def flag_of(name: str) -> str:
+    """How the command line names option `name` in a message: its flag."""
+    return f"--apps-{name}"
+
+
+def settings_from(given: Mapping[str, Any], named: Callable[[str], str] = flag_of, rootdir: str = ".") -> Settings:
+    """Settings from values given by field name (a Python caller's arguments), converted and checked as the
+    command line's are (`resolve`), so that every front end gets the same options the same way; a value left out
+    or None keeps the option's default, and a message names a value by `named(option name)` (the API names its
+    parameters). A field that is no option is a TypeError, as an unknown keyword is."""
+    by_field = {opt.dest[len("apps_"):]: opt for opt in OPTIONS}
+    unknown = sorted(set(given) - set(by_field))
+    if unknown:
+        raise TypeError(f"unknown option(s): {', '.join(unknown)}")
+    values = {field: _convert(by_field[field], raw, named(by_field[field].name))
+              for field, raw in given.items() if raw is not None}
+    if values.get("memory") is None:
+        values["memory"] = memory_from_env()
+    settings = Settings(**values, rootdir=rootdir)
+    _check(settings, named)
+    return settings
+
+
 def _convert(opt: Option, raw: Any, source: str) -> Any:
     if opt.kind == "bytes":
         try:
@@ -403,7 +426,7 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
         if opt.kind == "bool":
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if opt.kind == "list":
-            items = raw if isinstance(raw, list) else [raw]
+            items = list(raw) if isinstance(raw, (list, tuple)) else [raw]
             if opt.commas:  # "7,15,16" is three values, on the command line and in the ini file alike
                 return tuple(parse_only(items))
             return tuple(str(x) for x in items)
@@ -426,52 +449,56 @@ def memory_from_env() -> int | None:
         ) from None
 
 
-def _check(s: Settings) -> None:
+def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
+    """Every value's check, once for every front end; a message names the value by `named(option name)`."""
     if s.limit is not None and s.limit < 0:
-        raise OptionError(f"--apps-limit: {s.limit} is negative; give 0 or more problems")
+        raise OptionError(f"{named('limit')}: {s.limit} is negative; give 0 or more problems")
     if s.offset < 0:
-        raise OptionError(f"--apps-offset: {s.offset} is negative; give 0 or more")
+        raise OptionError(f"{named('offset')}: {s.offset} is negative; give 0 or more")
     if s.timeout <= 0:
-        raise OptionError(f"--apps-timeout: {s.timeout} must be more than 0 seconds")
+        raise OptionError(f"{named('timeout')}: {s.timeout} must be more than 0 seconds")
     if s.timeout_scale <= 0:
-        raise OptionError(f"--apps-timeout-scale: {s.timeout_scale} must be more than 0 (1 keeps the limits)")
+        raise OptionError(f"{named('timeout-scale')}: {s.timeout_scale} must be more than 0 (1 keeps the limits)")
     if s.memory is not None and s.memory < 0:
-        raise OptionError(f"--apps-memory: {s.memory} is negative; give bytes, or 0 for no limit")
+        raise OptionError(f"{named('memory')}: {s.memory} is negative; give bytes, or 0 for no limit")
     if s.memory and s.memory < memory_floor(s.judge):
-        raise OptionError(memory_too_small("--apps-memory", s.memory, s.judge))
+        raise OptionError(memory_too_small(named("memory"), s.memory, s.judge))
     if s.select not in ("all", "most-common"):
-        raise OptionError(f"--apps-select: unknown mode {s.select!r}; use all or most-common")
+        raise OptionError(f"{named('select')}: unknown mode {s.select!r}; use all or most-common")
     if s.cpu_pinning not in PINNING_MODES:
-        raise OptionError(f"--apps-cpu-pinning: unknown mode {s.cpu_pinning!r}; use {' or '.join(PINNING_MODES)}")
+        raise OptionError(f"{named('cpu-pinning')}: unknown mode {s.cpu_pinning!r}; "
+                          f"use {' or '.join(PINNING_MODES)}")
     if s.work_stealing not in STEALING_MODES:
-        raise OptionError(f"--apps-work-stealing: unknown mode {s.work_stealing!r}; use on or off")
+        raise OptionError(f"{named('work-stealing')}: unknown mode {s.work_stealing!r}; use on or off")
     if s.concurrency < 1:
-        raise OptionError(f"--apps-concurrency: {s.concurrency}; give 1 or more calls at once")
+        raise OptionError(f"{named('concurrency')}: {s.concurrency}; give 1 or more calls at once")
     if s.agent_timeout <= 0:
-        raise OptionError(f"--apps-agent-timeout: {s.agent_timeout} must be more than 0 seconds")
+        raise OptionError(f"{named('agent-timeout')}: {s.agent_timeout} must be more than 0 seconds")
     if s.samples is not None and s.samples < 1:
-        raise OptionError(f"--apps-samples: {s.samples}; give 1 or more")
+        raise OptionError(f"{named('samples')}: {s.samples}; give 1 or more")
     if s.agent and ":" not in s.agent:
-        raise OptionError(f"--apps-agent: {s.agent!r} is not module:callable (e.g. pytest_apps.agents:openai_chat)")
+        raise OptionError(f"{named('agent')}: {s.agent!r} is not module:callable "
+                          "(e.g. pytest_apps.agents:openai_chat)")
     if s.fail_under is not None and not 0 <= s.fail_under <= 100:
-        raise OptionError(f"--apps-fail-under: {s.fail_under} is not a percentage from 0 to 100")
+        raise OptionError(f"{named('fail-under')}: {s.fail_under} is not a percentage from 0 to 100")
     if s.fail_on_regression and not s.baseline:
-        raise OptionError("--apps-fail-on-regression: give --apps-baseline=PATH, the JSON report to compare with")
+        raise OptionError(f"{named('fail-on-regression')}: give {named('baseline')}=PATH, the JSON report to "
+                          "compare with")
     for tier in s.difficulty:
         if tier.strip().lower() not in TIERS and tier.strip().upper() not in TACO_TIERS:
-            raise OptionError(f"--apps-difficulty: unknown tier {tier!r}; use one of {', '.join(TIERS)} (APPS) or "
-                              f"{', '.join(TACO_TIERS)} (TACO)")
+            raise OptionError(f"{named('difficulty')}: unknown tier {tier!r}; use one of {', '.join(TIERS)} "
+                              f"(APPS) or {', '.join(TACO_TIERS)} (TACO)")
     if s.limits not in LIMIT_MODES:
-        raise OptionError(f"--apps-limits: unknown mode {s.limits!r}; use {' or '.join(LIMIT_MODES)}")
+        raise OptionError(f"{named('limits')}: unknown mode {s.limits!r}; use {' or '.join(LIMIT_MODES)}")
     if s.needs_checker not in NEEDS_CHECKER_MODES:
-        raise OptionError(f"--apps-needs-checker: unknown mode {s.needs_checker!r}; use score or exclude")
+        raise OptionError(f"{named('needs-checker')}: unknown mode {s.needs_checker!r}; use score or exclude")
     if s.special_judge and not s.path(s.special_judge).is_file():
-        raise OptionError(f"--apps-special-judge: {s.path(s.special_judge)} is not a file; give TACO's "
+        raise OptionError(f"{named('special-judge')}: {s.path(s.special_judge)} is not a file; give TACO's "
                           "output_spj.jsonl (from github.com/FlagOpen/TACO)")
     if s.judge not in JUDGES:
-        raise OptionError(f"--apps-judge: unknown judge {s.judge!r}; use {one_of(JUDGES)}")
+        raise OptionError(f"{named('judge')}: unknown judge {s.judge!r}; use {one_of(JUDGES)}")
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
-        raise OptionError(f"--apps-checkers: {s.path(s.checkers)} is not a folder; give a folder of "
+        raise OptionError(f"{named('checkers')}: {s.path(s.checkers)} is not a folder; give a folder of "
                           "<problem_id>.py checkers, or 'builtin'")
 
 
