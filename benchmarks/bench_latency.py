@@ -266,7 +266,7 @@ def full_run(work: Path, data: Path, env: dict[str, str]) -> None:
     print("5. the real rows, first reference solution, every test, -n 2: wall time against the CPU floor")
     full = work / "full.json"
     rows = data / "apps_test_rows.jsonl"
-    r = timed(pytest("-n", "2", "--apps-dataset", str(rows), "--apps-candidates", "reference",
+    r = timed(pytest("-n", "2", "--apps-dataset", str(rows), "--apps-candidates", "reference", "--apps-samples", "1",
                      "--apps-max-tests", "0", "--apps-report", str(full), "--rootdir", str(work)),
               work, env, ok=(0, 1))
     own = sum(t["time"] for p in json.loads(full.read_text())["problems"] for t in p["tests"])
