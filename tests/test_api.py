@@ -359,6 +359,9 @@ def test_the_api_refuses_what_the_plugin_refuses_naming_its_parameter(kwargs: di
     with pytest.raises(ValueError) as info:
         Evaluator(**kwargs)
     assert str(info.value).startswith(says) and "\n" not in str(info.value)
+
+
+def test_load_problems_refuses_what_the_plugin_refuses_naming_its_parameter() -> None:
     with pytest.raises(ValueError, match=r"^limit: -1 is negative; give 0 or more problems$"):
         load_problems(dataset="sample", limit=-1)
 

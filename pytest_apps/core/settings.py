@@ -381,11 +381,7 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
                 if ini_dir is not None and isinstance(raw, str):
                     raw = ini_path(opt.name, raw, ini_dir, rootdir)
         values[opt.dest[len("apps_"):]] = opt.default if raw in (None, []) else _convert(opt, raw, source)
-    if values["memory"] is None:
-        values["memory"] = memory_from_env()
-    settings = Settings(**values, rootdir=rootdir, from_ini=tuple(from_ini))
-    _check(settings)
-    return settings
+    return _checked(values, flag_of, rootdir=rootdir, from_ini=tuple(from_ini))
 
 
 def flag_of(name: str) -> str:
@@ -404,9 +400,14 @@ def settings_from(given: Mapping[str, Any], named: Callable[[str], str] = flag_o
         raise TypeError(f"unknown option(s): {', '.join(unknown)}")
     values = {field: _convert(by_field[field], raw, named(by_field[field].name))
               for field, raw in given.items() if raw is not None}
+    return _checked(values, named, rootdir=rootdir)
+
+
+def _checked(values: dict[str, Any], named: Callable[[str], str], **more: Any) -> Settings:
+    """The settings of converted `values` (a memory limit not given is the environment's), checked."""
     if values.get("memory") is None:
         values["memory"] = memory_from_env()
-    settings = Settings(**values, rootdir=rootdir)
+    settings = Settings(**values, **more)
     _check(settings, named)
     return settings
 
