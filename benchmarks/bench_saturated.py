@@ -6,9 +6,14 @@ with the old measure (plain own time: the probe pinned at x1.0 through PYTEST_AP
 prints the slowdown range the probe saw and the per-test verdict differences against the expected verdicts
 (65% passes, 160% times out); rounds repeat so that the host's slow spells, which come and go, are met.
 With --overhead, the real rows and model programs (--max-tests, -n 2) alternately with the probe and pinned at
-x1.0, for the probe's wall-time cost on a quiet machine.
+x1.0, for the probe's wall-time cost on a quiet machine. With --watch MINUTES, it waits for the host's slow spells
+instead of making load of its own: it samples the reference loop's rate every few seconds for that long, prints
+the machine's speed over time (a line a minute: the slowest and fastest sample against the quiet rate), and when
+a sample finds the machine --spell times slower than quiet or more, runs the workload calm at -n 1 and -n 2 with
+both measures at once, the run's own lines as in a round.
 
     python benchmarks/bench_saturated.py [--rounds 3] [--timeout 1] [--quick] [--overhead]
+    python benchmarks/bench_saturated.py --watch 120 [--spell 1.3] [--every 5]
 """
 
 from __future__ import annotations
@@ -120,35 +125,81 @@ def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
     return out
 
 
-def saturated(opts) -> None:
+RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>8}{'slowdown seen':>16}"
+               f"{'credited':>9}{'diffs':>6}  differing tests")
+
+
+def calm_and_both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: object, label: str,
+                           totals: dict[str, int]) -> None:
+    """The workload at -n 1 and -n 2, each with the speed credit and with the old measure: a line per run."""
+    base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
+    for workers in ("1", "2"):
+        for measure, pinned in (("new", None), ("old", "1.0")):
+            wall, doc = run(folder, workers, opts.timeout, pinned, base)
+            diffs = differences(doc, names, programs)
+            totals[measure] += len(diffs)
+            s = doc["summary"]
+            seen = s.get("speed_range")
+            seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
+            print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
+                  f"{s.get('speed_credited', 0):>9}{len(diffs):>6}  {'; '.join(diffs)}", flush=True)
+
+
+def introduce(opts) -> dict[str, tuple[str, bool]]:
     programs = workload(opts.timeout)
+    print(f"limit {opts.timeout:g} s; programs at 65% and 160% of it (CPU-bound, memory-bound, mixed), "
+          f"{opts.copies} tests each; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    return programs
+
+
+def saturated(opts) -> None:
+    programs = introduce(opts)
     conditions = [("calm", None, 0), ("2 cpu", "cpu", 2), ("4 cpu", "cpu", 4), ("membw", "mem", 1)]
     if opts.quick:
         conditions = [conditions[0], conditions[2]]
-    print(f"limit {opts.timeout:g} s; programs at 65% and 160% of it (CPU-bound, memory-bound, mixed), "
-          f"{opts.copies} tests each; load average {os.getloadavg()[0]:.1f} at the start")
-    print(f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>8}{'slowdown seen':>16}{'credited':>9}"
-          f"{'diffs':>6}  differing tests")
+    print(RUN_COLUMNS)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         names = write_project(folder, programs, opts.copies)
-        base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
         totals: dict[str, int] = {"new": 0, "old": 0}
         for rnd in range(1, opts.rounds + 1):
             for label, kind, count in conditions:
                 with (neighbours(kind, count) if kind else _nothing()):
-                    for workers in ("1", "2"):
-                        for measure, pinned in (("new", None), ("old", "1.0")):
-                            wall, doc = run(folder, workers, opts.timeout, pinned, base)
-                            diffs = differences(doc, names, programs)
-                            totals[measure] += len(diffs)
-                            s = doc["summary"]
-                            seen = s.get("speed_range")
-                            seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
-                            print(f"{rnd:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
-                                  f"{s.get('speed_credited', 0):>9}{len(diffs):>6}  {'; '.join(diffs)}", flush=True)
+                    calm_and_both_measures(folder, opts, names, programs, rnd, label, totals)
         print(f"verdicts differing from the expected ones over all runs: new measure {totals['new']}, "
               f"old measure {totals['old']}")
+
+
+def watch(opts) -> None:
+    """Wait for the host's slow spells (no load of our own): the machine's speed over time, and the workload run
+    calm, with both measures, whenever a sample finds the machine slow."""
+    quiet = max(speed.load_quiet(speed.cache_path()), speed.rate(speed.CALIBRATION_SAMPLES))
+    programs = introduce(opts)
+    print(f"watching for {opts.watch:g} min: a sample every {opts.every:g} s; a spell is x{opts.spell:g} or slower",
+          flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        names = write_project(folder, programs, opts.copies)
+        totals: dict[str, int] = {"new": 0, "old": 0}
+        end, minute, seen, spells = time.monotonic() + opts.watch * 60, time.monotonic(), [], 0
+        while time.monotonic() < end:
+            now = speed.rate(speed.SAMPLES)
+            quiet = max(quiet, now)
+            slowdown = quiet / now if now > 0 else float("inf")
+            seen.append(slowdown)
+            if slowdown >= opts.spell:
+                spells += 1
+                print(f"{time.strftime('%H:%M:%S')} slow spell: x{slowdown:.2f}; load average "
+                      f"{os.getloadavg()[0]:.1f}\n{RUN_COLUMNS}", flush=True)
+                calm_and_both_measures(folder, opts, names, programs, time.strftime("%H:%M"), "spell", totals)
+                print(f"{time.strftime('%H:%M:%S')} after the runs: x{quiet / max(speed.rate(), 1e-9):.2f}", flush=True)
+            if time.monotonic() - minute >= 60:
+                print(f"{time.strftime('%H:%M:%S')} speed over the last minute: x{min(seen):.2f}-x{max(seen):.2f} "
+                      f"({len(seen)} samples); load average {os.getloadavg()[0]:.1f}", flush=True)
+                minute, seen = time.monotonic(), []
+            time.sleep(opts.every)
+        print(f"{spells} slow spells met; verdicts differing from the expected ones in their runs: new measure "
+              f"{totals['new']}, old measure {totals['old']}")
 
 
 @contextmanager
@@ -187,8 +238,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="calm and 4 CPU-bound neighbours only")
     parser.add_argument("--overhead", action="store_true", help="the real rows with and without the probe")
     parser.add_argument("--max-tests", default="5", help="with --overhead: tests per problem (0 = every test)")
+    parser.add_argument("--watch", type=float, default=0.0, help="minutes to wait for the host's slow spells")
+    parser.add_argument("--spell", type=float, default=1.3, help="with --watch: the slowdown that counts as a spell")
+    parser.add_argument("--every", type=float, default=5.0, help="with --watch: seconds between samples")
     opts = parser.parse_args()
-    if opts.overhead:
+    if opts.watch:
+        watch(opts)
+    elif opts.overhead:
         overhead(opts)
     else:
         saturated(opts)
