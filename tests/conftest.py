@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import numpy  # noqa: F401  (see below)
 import pytest
 
 from pytest_apps.dataset.problems import Problem
+from pytest_apps.executor.slots import pool_folder
 from pytest_apps.plugin.options import is_active
 
 # numpy is imported here, before any test: the judges import it only when a comparison needs it, and pytester's
@@ -164,6 +166,20 @@ def parent_of(pid: int) -> int | None:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def slot_is_free(run_name: str, index: int) -> bool:
+    """Whether nobody holds slot `index` of a run's pool now (a lock taken and given back at once, through a file of
+    its own)."""
+    fd = os.open(os.path.join(pool_folder(run_name), f"slot-{index}"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def junit_outcomes(path: Path) -> dict[tuple[str, str], str]:

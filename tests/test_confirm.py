@@ -15,26 +15,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from pytest_apps.executor.slots import Slot, pool_folder, remove_pool
+from conftest import slot_is_free
+from pytest_apps.executor.slots import Slot, remove_pool
 
 pytestmark = pytest.mark.xdist_group("time-limits")  # they load the machine on purpose, like test_time_limits
 
 
 # -- holding the whole pool ------------------------------------------------------------------------------------
-
-
-def _free(run_name: str, index: int) -> bool:
-    import fcntl
-
-    fd = os.open(os.path.join(pool_folder(run_name), f"slot-{index}"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def test_a_slot_can_hold_the_whole_pool_and_waits_for_every_slot_in_use():
@@ -47,7 +34,7 @@ def test_a_slot_can_hold_the_whole_pool_and_waits_for_every_slot_in_use():
             got.set()
             with mine:  # its own run inside: takes nothing more, gives nothing back
                 pass
-            seen.append(_free(run_name, 0) or _free(run_name, 1))
+            seen.append(slot_is_free(run_name, 0) or slot_is_free(run_name, 1))
             release.wait(5)
 
     try:
@@ -57,11 +44,11 @@ def test_a_slot_can_hold_the_whole_pool_and_waits_for_every_slot_in_use():
             time.sleep(0.3)
             assert not got.is_set()
         assert got.wait(5)
-        assert not _free(run_name, 0) and not _free(run_name, 1)
+        assert not slot_is_free(run_name, 0) and not slot_is_free(run_name, 1)
         release.set()
         holder.join(5)
         assert seen == [False]
-        assert _free(run_name, 0) and _free(run_name, 1)  # all given back
+        assert slot_is_free(run_name, 0) and slot_is_free(run_name, 1)  # all given back
     finally:
         release.set()
         mine.close()

@@ -4,7 +4,6 @@ gets alone; a wall-clock backstop ends everything; the run's children share exec
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from conftest import on_cpus, read_report, run
+from conftest import on_cpus, read_report, run, slot_is_free
 from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor.clock import OwnClock, own_time, task_times
@@ -245,19 +244,6 @@ def test_slots_follow_the_workers_as_pinning_does():
     assert xdist_workers("loadscope", ["2*ssh=host", "popen"]) == 3
     assert xdist_workers("no", []) == 1 and xdist_workers(None, None) == 1
     assert [timing_figures(4, 0.15, 10, 2, n, None)["children_at_once"] for n in (1, 2, 8)] == [1, 2, 2]
-
-
-def slot_is_free(run_name: str, index: int) -> bool:
-    """Whether nobody holds the slot now (a lock taken and given back at once through a file of its own)."""
-    fd = os.open(os.path.join(pool_folder(run_name), f"slot-{index}"), os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def test_the_executor_holds_its_slot_while_the_program_runs():

@@ -308,30 +308,13 @@ class Executor:
             proc.stdin.close()  # EOF: the server cleans up and exits
         except Exception:  # noqa: BLE001
             pass
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        try:
-            proc.stdout.close()
-        except Exception:  # noqa: BLE001
-            pass
+        _wait_for_server(proc)
 
     def _end_stopping(self) -> None:
-        """Wait for a server `close(wait=False)` told to stop (killed if it takes more than a few seconds)."""
+        """Wait for a server `close(wait=False)` told to stop."""
         proc, self._stopping = self._stopping, None
-        if proc is None:
-            return
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        try:
-            proc.stdout.close()
-        except Exception:  # noqa: BLE001
-            pass
+        if proc is not None:
+            _wait_for_server(proc)
 
     def _close_stat(self) -> None:
         fd, self._stat_fd = self._stat_fd, None
@@ -459,3 +442,16 @@ class Executor:
 
     def _server_pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
+
+
+def _wait_for_server(proc: subprocess.Popen) -> None:
+    """Wait for a server told to stop (killed if it takes more than a few seconds), and close its pipe."""
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    try:
+        proc.stdout.close()
+    except Exception:  # noqa: BLE001
+        pass
