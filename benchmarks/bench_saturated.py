@@ -9,7 +9,7 @@ With --overhead, the real rows and model programs (--max-tests, -n 2) alternatel
 x1.0, for the probe's wall-time cost on a quiet machine. With --watch MINUTES, it waits for the host's slow spells
 instead of making load of its own: it samples the reference loop's rate every few seconds for that long, prints
 the machine's speed over time (a line a minute: the slowest and fastest sample against the quiet rate), and when
-a sample finds the machine --spell times slower than quiet or more, runs the workload calm at -n 1 and -n 2 with
+two samples in a row find the machine --spell times slower than quiet or more, runs the workload calm at -n 1 and -n 2 with
 both measures at once, the run's own lines as in a round.
 
     python benchmarks/bench_saturated.py [--rounds 3] [--timeout 1] [--quick] [--overhead]
@@ -172,7 +172,7 @@ def saturated(opts) -> None:
 
 def watch(opts) -> None:
     """Wait for the host's slow spells (no load of our own): the machine's speed over time, and the workload run
-    calm, with both measures, whenever a sample finds the machine slow."""
+    calm, with both measures, whenever two samples in a row find the machine slow."""
     quiet = max(speed.load_quiet(speed.cache_path()), speed.rate(speed.CALIBRATION_SAMPLES))
     programs = introduce(opts)
     print(f"watching for {opts.watch:g} min: a sample every {opts.every:g} s; a spell is x{opts.spell:g} or slower",
@@ -181,13 +181,15 @@ def watch(opts) -> None:
         folder = Path(tmp)
         names = write_project(folder, programs, opts.copies)
         totals: dict[str, int] = {"new": 0, "old": 0}
-        end, minute, seen, spells = time.monotonic() + opts.watch * 60, time.monotonic(), [], 0
+        end, minute, seen, spells, slow = time.monotonic() + opts.watch * 60, time.monotonic(), [], 0, 0
         while time.monotonic() < end:
             now = speed.rate(speed.SAMPLES)
             quiet = max(quiet, now)
             slowdown = quiet / now if now > 0 else float("inf")
             seen.append(slowdown)
-            if slowdown >= opts.spell:
+            slow = slow + 1 if slowdown >= opts.spell else 0
+            if slow >= 2:  # two samples in a row: a spell, not one sample slowed by something passing
+                slow = 0
                 spells += 1
                 print(f"{time.strftime('%H:%M:%S')} slow spell: x{slowdown:.2f}; load average "
                       f"{os.getloadavg()[0]:.1f}\n{RUN_COLUMNS}", flush=True)
