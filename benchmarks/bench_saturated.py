@@ -9,8 +9,8 @@ With --overhead, the real rows and model programs (--max-tests, -n 2) alternatel
 x1.0, for the probe's wall-time cost on a quiet machine. With --watch MINUTES, it waits for the host's slow spells
 instead of making load of its own: it samples the reference loop's rate every few seconds for that long, prints
 the machine's speed over time (a line a minute: the slowest and fastest sample against the quiet rate), and when
-two samples in a row find the machine --spell times slower than quiet or more, runs the workload calm at -n 1 and -n 2 with
-both measures at once, the run's own lines as in a round.
+two samples in a row find the machine --spell times slower than quiet or more, runs the workload calm at -n 1
+and -n 2 with both measures at once, the run's own lines as in a round.
 
     python benchmarks/bench_saturated.py [--rounds 3] [--timeout 1] [--quick] [--overhead]
     python benchmarks/bench_saturated.py --watch 120 [--spell 1.3] [--every 5]
