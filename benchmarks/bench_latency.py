@@ -10,7 +10,8 @@
 4. The echo workload (20 problems x 100 tests of `print(input())`) at `-n 2` and `-n 1`: the CPU of every
    process per test, split by process kind (controller, workers, executor servers, zygotes with the programs
    they forked), against the floor: a pytest-xdist item that does nothing (`-n 2`, start-up shared out) plus a
-   fork and exit of a warm Python. Target: at most 1.15x, and `-n 2` clearly faster than `-n 1`.
+   fork and exit of a warm Python. Target: at most 1.15x, and `-n 2` clearly faster than `-n 1`. Beside it, the
+   executor alone (no pytest) on as many tests: what a harness built on it costs before any of the plugin's own.
 5. The full run of the real rows (their first reference solution, every test) at `-n 2`: wall time against
    its CPU floor, the programs' own time divided by the CPUs. Target: at most 1.18x. Beside it, pytest-xdist's
    own run of as many items that do nothing, against the same floor: what no harness can go below.
@@ -180,6 +181,25 @@ def fork_exit_cpu(env: dict[str, str], n: int = 2000) -> float:
                                 check=True).stdout)
 
 
+EXECUTOR_ALONE = ("import sys\nfrom pytest_apps.executor import Executor, Program\n"
+                  "prog = Program('print(input())\\n', 'echo.py')\n"
+                  "with Executor() as ex:\n"
+                  "    for i in range(int(sys.argv[1])):\n"
+                  "        assert ex.run_stdin(prog, f'{i}\\n').stdout == f'{i}\\n'\n")
+
+
+def executor_alone_cpu(env: dict[str, str], tests: int) -> float:
+    """CPU per test of the executor with no pytest around it (the caller, its server, zygote and children, every
+    isolation layer): the difference between runs of `tests` + 200 and 200 tests, so that starting it does not
+    count."""
+    def cpu(n: int) -> float:
+        before = children_cpu()
+        subprocess.run([sys.executable, "-c", EXECUTOR_ALONE, str(n)], env=env, check=True)
+        return children_cpu() - before
+
+    return min(cpu(tests + 200) - cpu(200) for _ in range(2)) / tests
+
+
 def per_kind(result: dict, tests: int) -> str:
     return ", ".join(f"{k} {v / tests * 1000:.2f}" for k, v in sorted(result["kinds"].items()))
 
@@ -260,6 +280,11 @@ def echo_workload(runs: int, work: Path, bare: Path, echo: Path, env: dict[str, 
           f"(by kind: {per_kind(nothing, tests)}) + fork and exit of a warm Python {fork * 1000:.2f} ms; "
           f"the programs' own time {own * 1000:.2f} ms per test")
     print(f"   -n 2 against -n 1 wall: {e2['wall'] / e1['wall']:.2f}")
+    alone = executor_alone_cpu(env, tests)
+    least = nothing["least_cpu"] / tests + alone
+    print(f"   the executor alone (no pytest: its caller, server, zygote, children and every isolation layer) "
+          f"{alone * 1000:.2f} ms per test, {alone / fork:.2f}x a fork and exit; with the xdist item doing nothing "
+          f"that is {least * 1000:.2f} ms, {least / floor:.2f}x the floor, before any cost of the plugin's own")
 
 
 
