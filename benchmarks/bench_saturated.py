@@ -182,7 +182,9 @@ def saturated(opts) -> None:
 def watch(opts) -> None:
     """Wait for the host's slow spells (no load of our own): the machine's speed over time, and the workload run
     calm, with both measures, whenever two samples in a row find the machine slow."""
-    quiet = max(speed.load_quiet(speed.cache_path()), speed.rate(speed.CALIBRATION_SAMPLES))
+    machine = speed.Speed()
+    machine.calibrate()  # the quiet rate as the executor's servers know it
+    quiet = machine.quiet
     programs = introduce(opts)
     print(f"watching for {opts.watch:g} min: a sample every {opts.every:g} s; a spell is x{opts.spell:g} or slower",
           flush=True)
@@ -193,7 +195,6 @@ def watch(opts) -> None:
         end, minute, seen, spells, slow = time.monotonic() + opts.watch * 60, time.monotonic(), [], 0, 0
         while time.monotonic() < end:
             now = speed.rate(speed.SAMPLES)
-            quiet = max(quiet, now)
             slowdown = quiet / now if now > 0 else float("inf")
             seen.append(slowdown)
             slow = slow + 1 if slowdown >= opts.spell else 0

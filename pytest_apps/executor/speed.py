@@ -6,9 +6,14 @@ it. So the server measures how much work a CPU second does, with a fixed referen
 
 - `rate()`: loops of the reference per second of this thread's CPU time, the fastest of a few short samples (a
   sample interrupted or slowed by anything is only ever slower; the fastest is the machine's speed then).
-- `Speed.calibrate()` at the server's start: the quiet rate, the fastest of more samples, and kept on disk per
-  machine and interpreter (the fastest ever seen there), so that a server started on a busy machine still knows
-  how fast the machine is when quiet. With a rate kept, a few samples do: the kept rate is the fastest of many.
+- `Speed.calibrate()` at the server's start: the machine's rate now, the median of several such probes, kept on
+  disk per machine and interpreter with the figures of earlier starts (`KEPT` of them); the quiet rate is a high
+  quantile of those (`QUIET_QUANTILE`), so that a server started on a busy machine still knows how fast the
+  machine is when quiet. Not the fastest rate ever seen: a host's quiet speed itself varies by some 10% from one
+  moment to the next (measured on a 2-CPU virtual machine: fastest-of-three probes over a minute with nothing
+  else running had their median 7% below their 95th percentile and 12% below their fastest), and against the
+  fastest ever a quiet machine read as slow most of the time, credited programs on a quiet machine and confirmed
+  nearly every timeout.
 - Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
   samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
   rate seen (the smallest slowdown: never more lenient than what was seen).
@@ -33,8 +38,9 @@ import time
 
 LOOPS = 4000  # the reference loop's length: about a millisecond of CPU on a current machine
 SAMPLES = 3  # samples per probe (the fastest counts)
-CALIBRATION_SAMPLES = 15  # samples when the server starts
-KEPT_SAMPLES = 3  # samples when it starts with a quiet rate kept (that rate counts; these only find a faster one)
+CALIBRATION_PROBES = 7  # probes when the server starts (their median is the rate then)
+KEPT = 32  # the calibrations kept on disk (the most recent)
+QUIET_QUANTILE = 0.75  # of the kept calibrations: the quiet rate
 CONFIDENT = 1.15  # a slowdown below this is within the probe's noise: no credit
 MOST = 2.0  # the largest factor ever credited
 PROBE_FROM = 0.5  # a test is probed once its own time passes this share of its limit
@@ -62,6 +68,21 @@ def rate(samples: int = SAMPLES) -> float:
         if spent > 0:
             best = max(best, LOOPS / spent)
     return best
+
+
+def typical(probes: int = CALIBRATION_PROBES) -> float:
+    """The machine's rate now: the median of `probes` probes (one sample slowed or sped by anything passing does
+    not decide it)."""
+    values = sorted(rate() for _ in range(probes))
+    return values[len(values) // 2]
+
+
+def quiet_of(kept: list[float]) -> float:
+    """The quiet rate from the kept calibrations: their `QUIET_QUANTILE` (0.0 when there are none)."""
+    if not kept:
+        return 0.0
+    values = sorted(kept)
+    return values[min(len(values) - 1, int(QUIET_QUANTILE * len(values)))]
 
 
 def credit(factor: float | None) -> float:
@@ -93,7 +114,7 @@ def parse_pinned(raw: str | None) -> float | None:
 
 
 def cache_path() -> str:
-    """Where the quiet rate of this machine and interpreter is kept."""
+    """Where the calibrations of this machine and interpreter are kept."""
     import hashlib  # (only the server calibrates: the children need none of this)
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -102,26 +123,27 @@ def cache_path() -> str:
             model = next((line for line in f if line.startswith(b"model name")), b"")
     except OSError:
         model = b""
-    key = hashlib.sha256(repr((platform.node(), model, sys.executable, sys.version, LOOPS)).encode()).hexdigest()
-    return os.path.join(base, "pytest-apps", f"speed-{key[:16]}.json")
+    key = hashlib.sha256(repr((platform.node(), model, sys.executable, sys.version, LOOPS, "calibrations")).encode())
+    return os.path.join(base, "pytest-apps", f"speed-{key.hexdigest()[:16]}.json")
 
 
-def load_quiet(path: str) -> float:
+def load_kept(path: str) -> list[float]:
+    """The calibrations kept at `path` (none when it is missing or unreadable)."""
     try:
         with open(path, encoding="utf-8") as f:
-            value = float(json.load(f)["rate"])
-        return value if value > 0 else 0.0
+            values = json.load(f)["rates"]
+        return [float(v) for v in values if float(v) > 0][-KEPT:]
     except (OSError, ValueError, KeyError, TypeError):
-        return 0.0
+        return []
 
 
-def save_quiet(path: str, value: float) -> None:
-    """Keep `value` (a full disk or a read-only home only loses the cache)."""
+def save_kept(path: str, values: list[float]) -> None:
+    """Keep the most recent `KEPT` of `values` (a full disk or a read-only home only loses the cache)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"rate": value}, f)
+            json.dump({"rates": values[-KEPT:]}, f)
         os.replace(tmp, path)
     except OSError:
         try:
@@ -144,11 +166,9 @@ class Speed:
         if self.pinned is not None:
             return
         path = path or cache_path()
-        kept = load_quiet(path)
-        now = rate(KEPT_SAMPLES if kept > 0 else CALIBRATION_SAMPLES)
-        self.quiet = max(now, kept)
-        if now > kept:
-            save_quiet(path, now)
+        kept = load_kept(path) + [typical()]
+        self.quiet = quiet_of(kept)
+        save_kept(path, kept)
 
     def factor(self) -> float | None:
         """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured."""
@@ -158,8 +178,6 @@ class Speed:
             now = rate()
             if self.quiet <= 0 or now <= 0:
                 return None
-            if now > self.quiet:  # faster than ever seen: that is the quiet rate from now on
-                self.quiet = now
             value = max(1.0, self.quiet / now)
         self.low = value if self.low is None else min(self.low, value)
         self.high = value if self.high is None else max(self.high, value)
