@@ -70,11 +70,19 @@ def workload(limit: float) -> dict[str, tuple[str, bool]]:
     return out
 
 
+FIRST_ID = 910000  # the workload's problem ids: FIRST_ID + the program's place in it
+
+
+def name_of(problem: dict, names: list[str]) -> str:
+    """The workload program a report's problem ran."""
+    return names[int(problem["id"]) - FIRST_ID]
+
+
 def write_project(folder: Path, programs: dict[str, tuple[str, bool]], copies: int) -> list[str]:
     names = []
     rows = []
     for k, (name, (source, _)) in enumerate(programs.items()):
-        pid = 910000 + k
+        pid = FIRST_ID + k
         rows.append({"problem_id": pid, "question": name, "solutions": "", "difficulty": "interview", "url": "",
                      "starter_code": "",
                      "input_output": json.dumps({"inputs": ["\n"] * copies, "outputs": ["done\n"] * copies})})
@@ -116,7 +124,7 @@ def run(folder: Path, workers: str, timeout: float, pinned: str | None, extra: l
 def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
     out = []
     for p in doc["problems"]:
-        name = names[int(p["id"]) - 910000]
+        name = name_of(p, names)
         want = "pass" if programs[name][1] else "timeout"
         got = [t["kind"] for t in p["tests"]]
         bad = [k for k in got if k != want]
@@ -132,12 +140,11 @@ RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>
 def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> float:
     """The most CPU time a test of the programs sized at 65% of the limit took, as a share of the limit: how near
     a slow CPU brought them to it (at 1.0 the old measure times them out)."""
-    shares = [t["cpu_time"] / limit for p in doc["problems"] if programs[names[int(p["id"]) - 910000]][1]
-              for t in p["tests"]]
+    shares = [t["cpu_time"] / limit for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"]]
     return max(shares, default=0.0)
 
 
-def calm_and_both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: object, label: str,
+def both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: object, label: str,
                            totals: dict[str, int]) -> None:
     """The workload at -n 1 and -n 2, each with the speed credit and with the old measure: a line per run."""
     base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
@@ -174,7 +181,7 @@ def saturated(opts) -> None:
         for rnd in range(1, opts.rounds + 1):
             for label, kind, count in conditions:
                 with (neighbours(kind, count) if kind else _nothing()):
-                    calm_and_both_measures(folder, opts, names, programs, rnd, label, totals)
+                    both_measures(folder, opts, names, programs, rnd, label, totals)
         print(f"verdicts differing from the expected ones over all runs: new measure {totals['new']}, "
               f"old measure {totals['old']}")
 
@@ -203,8 +210,9 @@ def watch(opts) -> None:
                 spells += 1
                 print(f"{time.strftime('%H:%M:%S')} slow spell: x{slowdown:.2f}; load average "
                       f"{os.getloadavg()[0]:.1f}\n{RUN_COLUMNS}", flush=True)
-                calm_and_both_measures(folder, opts, names, programs, time.strftime("%H:%M"), "spell", totals)
-                print(f"{time.strftime('%H:%M:%S')} after the runs: x{quiet / max(speed.rate(), 1e-9):.2f}", flush=True)
+                both_measures(folder, opts, names, programs, time.strftime("%H:%M"), "spell", totals)
+                after = quiet / max(speed.rate(), 1e-9)
+                print(f"{time.strftime('%H:%M:%S')} after the runs: x{after:.2f}", flush=True)
             if time.monotonic() - minute >= 60:
                 print(f"{time.strftime('%H:%M:%S')} speed over the last minute: x{min(seen):.2f}-x{max(seen):.2f} "
                       f"({len(seen)} samples); load average {os.getloadavg()[0]:.1f}", flush=True)

@@ -36,7 +36,7 @@ import platform
 import sys
 import time
 
-LOOPS = 4000  # the reference loop's length: about a millisecond of CPU on a current machine
+LOOPS = 4000  # the reference loop's length: a fraction of a millisecond of CPU on a current machine
 SAMPLES = 3  # samples per probe (the fastest counts)
 CALIBRATION_PROBES = 7  # probes when the server starts (their median is the rate then)
 KEPT = 32  # the calibrations kept on disk (the most recent)
@@ -131,8 +131,8 @@ def load_kept(path: str) -> list[float]:
     """The calibrations kept at `path` (none when it is missing or unreadable)."""
     try:
         with open(path, encoding="utf-8") as f:
-            values = json.load(f)["rates"]
-        return [float(v) for v in values if float(v) > 0][-KEPT:]
+            values = [float(v) for v in json.load(f)["rates"]]
+        return [v for v in values if v > 0][-KEPT:]
     except (OSError, ValueError, KeyError, TypeError):
         return []
 
