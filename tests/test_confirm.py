@@ -92,17 +92,22 @@ def test_only_a_timeout_or_near_limit_verdict_met_while_the_machine_was_measured
     from pytest_apps.engine.confirm import needs_confirmation
     from pytest_apps.executor.speed import CONFIDENT
 
-    def rec(kind: str, low: float = 0.0, high: float = 0.0, borderline: bool = False) -> CaseRecord:
-        return CaseRecord("7", 0, kind, borderline=borderline, speed_low=low, speed_high=high)
+    def rec(kind: str, low: float = 0.0, high: float = 0.0, borderline: bool = False,
+            mean: float | None = None) -> CaseRecord:
+        return CaseRecord("7", 0, kind, borderline=borderline, speed_low=low, speed_high=high,
+                          speed_mean=high if mean is None else mean)
 
     slow = CONFIDENT + 0.01
-    assert needs_confirmation(rec("timeout", 1.0, slow))  # slower than quiet at some point around the test
+    assert needs_confirmation(rec("timeout", 1.0, 1.8, mean=slow))  # slower than quiet on average around the test
     assert needs_confirmation(rec("pass", slow, slow, borderline=True))
-    assert needs_confirmation(rec("wrong_answer", 1.0, 1.6, borderline=True))
+    assert needs_confirmation(rec("wrong_answer", 1.0, 1.6, borderline=True, mean=1.3))
     # on a quiet machine (within the probe's noise) or unmeasured: the verdict is final, as it ran
     assert not needs_confirmation(rec("timeout", 1.0, CONFIDENT - 0.01))
     assert not needs_confirmation(rec("timeout"))
     assert not needs_confirmation(rec("pass", 1.0, 1.0, borderline=True))
+    # a brief spike among quiet probes: the machine was not slower on average around the test
+    assert not needs_confirmation(rec("timeout", 1.0, 1.9, mean=CONFIDENT - 0.01))
+    assert not needs_confirmation(rec("pass", 1.0, 1.9, borderline=True, mean=1.1))
     # a verdict far from the limit is final whatever the machine did
     assert not needs_confirmation(rec("pass", 1.6, 1.6)) and not needs_confirmation(rec("wrong_answer", 1.6, 1.6))
 
@@ -300,6 +305,23 @@ def test_the_api_confirms_as_the_plugin_does_by_default(monkeypatch):
         assert ev.confirmations == 2
     assert [(t["kind"], t["confirmed"]) for t in near.tests] == [("pass", "timeout")] and near.verdict == "pass"
     assert [(t["kind"], t["confirmed"]) for t in clear.tests] == [("timeout", "timeout")]
+
+
+def test_a_timeout_that_met_a_brief_spike_among_quiet_probes_is_not_confirmed(monkeypatch):
+    """The probes around an endless program read x1.4 once, then x1.0 (the seam's list, in turn): the machine was
+    slower for a moment, not on average (at least three probes: a mean of at most 1.13), so the timeout stands as
+    it ran, with no second run; the range and the mean the probes saw are in its record."""
+    from pytest_apps import Evaluator
+    from pytest_apps.api import problem_from_row
+
+    problem = problem_from_row(_api_row())
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.4,1.0")
+    with Evaluator(workers=1, timeout=1.0) as ev:
+        clear = ev.score(problem, ENDLESS)
+        assert ev.confirmations == 0
+    (test,) = clear.tests
+    assert (test["kind"], test["confirmed"]) == ("timeout", None)
+    assert test["speed_range"] == [1.0, 1.4] and 1.0 < test["speed_mean"] < 1.14, test
 
 
 def test_on_a_quiet_machine_the_api_confirms_nothing(monkeypatch):

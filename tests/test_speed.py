@@ -129,7 +129,15 @@ def test_only_the_cpu_part_of_the_own_time_is_charged_at_quiet_speed():
     assert speed.charged(own=1.2, cpu=1.2, factor=1.0) == 1.2
 
 
-@pytest.mark.parametrize("raw", ["x", "0.5", "-1", "inf", "nan"])
+def test_the_seam_reads_one_factor_or_a_list_read_in_turn_by_each_tests_probes():
+    assert speed.parse_pinned(None) is None and speed.parse_pinned(" ") is None
+    assert speed.parse_pinned("1.6") == (1.6,)
+    assert speed.parse_pinned("1.4, 1.0") == (1.4, 1.0)
+    machine = speed.Speed(pinned=(1.4, 1.0))
+    assert [machine.factor(nth) for nth in range(4)] == [1.4, 1.0, 1.0, 1.0]  # the last one repeats
+
+
+@pytest.mark.parametrize("raw", ["x", "0.5", "-1", "inf", "nan", "1.2,", "1.2,0.9"])
 def test_a_bad_seam_value_is_a_one_line_error_naming_the_variable(raw, monkeypatch):
     with pytest.raises(ValueError, match=r"PYTEST_APPS_SPEED_FACTOR=.*expected a speed factor >= 1.0"):
         speed.parse_pinned(raw)
@@ -164,7 +172,7 @@ def test_the_measured_speed_turns_a_near_limit_timeout_into_a_pass_never_a_clear
     out = one_run(source)
     assert out.status == status, out
     assert out.speed_factor == credited
-    assert out.speed_low == out.speed_high == float(factor)
+    assert out.speed_low == out.speed_high == out.speed_mean == float(factor)
     assert out.own_time < out.cpu_time + 0.5 or factor == "1.0"  # the own time reported is the charged one
 
 
@@ -223,7 +231,8 @@ def test_the_plugin_reports_the_speed_factor_per_test_and_the_range_of_the_run(p
     result.assert_outcomes(passed=2)
     report = read_report(pytester)
     tests = report["problems"][0]["tests"]
-    assert [(t["kind"], t["speed_factor"], t["speed_range"]) for t in tests] == [("pass", 1.6, [1.6, 1.6])] * 2
+    assert [(t["kind"], t["speed_factor"], t["speed_range"], t["speed_mean"]) for t in tests] == \
+        [("pass", 1.6, [1.6, 1.6], 1.6)] * 2
     assert report["summary"]["speed_range"] == [1.6, 1.6] and report["summary"]["speed_credited"] == 2
     assert "machine slowdown measured during the run: x1.60 to x1.60" in result.stdout.str()
 

@@ -66,8 +66,9 @@ class Outcome:
     own_time: float = 0.0  # what the time limit counts: CPU plus blocked time, not time spent waiting for a CPU,
     # charged at the machine's quiet speed (divided by speed_factor)
     speed_factor: float = 1.0  # what the own time was divided by: the machine's measured slowdown, when confident
-    speed_low: float = 0.0  # the machine's slowdown measured around the run (smallest, largest; 0: not measured)
-    speed_high: float = 0.0
+    speed_low: float = 0.0  # the machine's slowdown measured around the run (smallest, largest, mean of the probes;
+    speed_high: float = 0.0  # 0: not measured)
+    speed_mean: float = 0.0
     peak_memory: int = 0  # bytes (max resident set size of the child)
 
     def to_dict(self) -> dict[str, Any]:

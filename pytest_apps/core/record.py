@@ -37,8 +37,9 @@ class CaseRecord:
     # verdict kind under the other judge profile (see engine.run.reference_audit and report.audit)
     audit: dict[str, str] = field(default_factory=dict)
     speed_factor: float = 1.0  # what its own time was divided by: the machine's slowdown measured around it
-    speed_low: float = 0.0  # the machine's slowdown measured around it, smallest and largest (0: not measured)
-    speed_high: float = 0.0
+    speed_low: float = 0.0  # the machine's slowdown measured around it: smallest, largest, mean of the probes (0: not
+    speed_high: float = 0.0  # measured)
+    speed_mean: float = 0.0
     confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:

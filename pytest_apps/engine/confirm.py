@@ -2,11 +2,13 @@
 
 The backstop of the speed credit (executor/speed.py): the credit is that of the smallest slowdown measured around
 a test, so a slow spell that came and went between two probes can still push a program over its limit. So a test
-whose verdict was a timeout or `borderline`, while the probe saw the machine slower than quiet (its largest
-slowdown measured around the test at or above the probe's noise, `speed.CONFIDENT`), runs again with no other
-program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API once a
+whose verdict was a timeout or `borderline`, while the probe saw the machine slower than quiet on average around
+it (the mean of the slowdowns measured at or above the probe's noise, `speed.CONFIDENT`), runs again with no
+other program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API once a
 call's other work is done), and the confirmation's verdict is the test's. On a quiet machine nothing is run twice
-and verdicts are those of a single run. A clear timeout stays one: the confirmation is held to the same limit, and
+and verdicts are those of a single run; nor after a brief spike among quiet probes (a host's passing burst: one
+probe at x1.7 among ten at x1.0), which cannot have taken a program's run from 70% of its limit to over it (that
+takes the machine x1.4 slower over the whole run). A clear timeout stays one: the confirmation is held to the same limit, and
 charged at quiet-machine speed only where the machine is measured confidently slower. Its record keeps what the
 first run said (`confirmed`).
 
@@ -34,14 +36,14 @@ from .run import case_record, run_case
 
 def needs_confirmation(record: CaseRecord) -> bool:
     """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band, met
-    while the machine was measured slower than quiet (beyond the probe's noise) around the test."""
-    return confirmable(record.kind, record.borderline, record.speed_high)
+    while the machine was measured slower than quiet (beyond the probe's noise) on average around the test."""
+    return confirmable(record.kind, record.borderline, record.speed_mean)
 
 
-def confirmable(kind: str, borderline: bool, speed_high: float) -> bool:
-    """`needs_confirmation` on a verdict's parts: a timeout or a borderline verdict, with the largest slowdown
+def confirmable(kind: str, borderline: bool, speed_mean: float) -> bool:
+    """`needs_confirmation` on a verdict's parts: a timeout or a borderline verdict, with the mean slowdown
     measured around the test at or above the probe's noise."""
-    return (kind == TIMEOUT or borderline) and speed_high >= CONFIDENT
+    return (kind == TIMEOUT or borderline) and speed_mean >= CONFIDENT
 
 
 def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
@@ -51,8 +53,8 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     the result that stands, and the first run's verdict kind when a confirmation ran ("" otherwise). A harness
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
-    slowest = first.outcome.speed_high if first.outcome is not None else 0.0
-    if not confirmable(kind, first.borderline, slowest):  # (no record made per case only to ask)
+    slowdown = first.outcome.speed_mean if first.outcome is not None else 0.0
+    if not confirmable(kind, first.borderline, slowdown):  # (no record made per case only to ask)
         return first, ""
     try:
         with alone():

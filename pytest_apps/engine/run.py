@@ -249,4 +249,5 @@ def case_record(
         speed_factor=outcome.speed_factor if outcome else 1.0,
         speed_low=outcome.speed_low if outcome else 0.0,
         speed_high=outcome.speed_high if outcome else 0.0,
+        speed_mean=outcome.speed_mean if outcome else 0.0,
     )

@@ -428,6 +428,7 @@ class Executor:
             speed_factor=float(header.get("speed_factor", 1.0)),
             speed_low=float(header.get("speed_low") or 0.0),
             speed_high=float(header.get("speed_high") or 0.0),
+            speed_mean=float(header.get("speed_mean") or 0.0),
         )
 
     def _stats(self) -> dict:

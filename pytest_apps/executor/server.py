@@ -339,8 +339,8 @@ class Server:
             self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
         res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
                                      leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
-        if probe.low is not None:
-            res.update(speed_factor=probe.credit, speed_low=probe.low, speed_high=probe.high)
+        if probe.count:
+            res.update(probe.figures())
         return res, stdout
 
     def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict,
@@ -534,7 +534,8 @@ def main() -> None:
     pinned = _pin(hello.get("cpu"))  # before the zygote starts: it and every child inherit the affinity
     server = Server(rfd, wfd, hello.get("limits"))
     server.preload = tuple(str(m) for m in hello.get("preload") or ())
-    server.speed.pinned = hello.get("speed_factor")
+    pinned_speed = hello.get("speed_factor")
+    server.speed.pinned = tuple(float(v) for v in pinned_speed) if pinned_speed else None
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile
@@ -549,22 +550,31 @@ def main() -> None:
 
 
 class Probe:
-    """The machine's speed around one test: the factors measured (speed.py), and the credit its own time gets:
-    that of the smallest slowdown seen (never more lenient than what was seen)."""
+    """The machine's speed around one test: the factors measured (speed.py), smallest, largest and their sum, and
+    the credit its own time gets: that of the smallest slowdown seen (never more lenient than what was seen)."""
 
-    __slots__ = ("low", "high", "credit")
+    __slots__ = ("low", "high", "total", "count", "credit")
 
     def __init__(self) -> None:
         self.low = self.high = None
+        self.total = 0.0
+        self.count = 0
         self.credit = 1.0
 
     def take(self, machine_speed: speed.Speed) -> None:
-        factor = machine_speed.factor()
+        factor = machine_speed.factor(self.count)
         if factor is None:
             return
         self.low = factor if self.low is None else min(self.low, factor)
         self.high = factor if self.high is None else max(self.high, factor)
+        self.total += factor
+        self.count += 1
         self.credit = speed.credit(self.low)
+
+    def figures(self) -> dict[str, float]:
+        """What the outcome carries: the credit, and the smallest, largest and mean slowdown seen."""
+        return {"speed_factor": self.credit, "speed_low": self.low, "speed_high": self.high,
+                "speed_mean": round(self.total / self.count, 9)}  # (n probes of x1.15 sum to less than n x 1.15)
 
 
 def _pin(cpu: int | None) -> int | None:

@@ -16,14 +16,18 @@ it. So the server measures how much work a CPU second does, with a fixed referen
   nearly every timeout.
 - Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
   samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
-  rate seen (the smallest slowdown: never more lenient than what was seen).
+  rate seen (the smallest slowdown: never more lenient than what was seen). The largest and the mean slowdown
+  seen go with it: the range the report shows, and whether the machine was slower on average around the test,
+  not for a moment (what asks for a confirmation, engine/confirm.py).
 - `credit(factor)`: the factor the CPU part of the program's own time is divided by (`charged`: its blocked time,
   sleeping or waiting on a pipe, is not slowed by a slower CPU). 1.0 unless the slowdown is confidently above
   the probe's noise (`CONFIDENT`), and bounded by `MOST`: a quiet machine is never more lenient than the plain own
   time, and no measurement can more than halve a program's time.
 
 `PYTEST_APPS_SPEED_FACTOR` (read by the client, handed to the server) sets the measured factor instead of the
-probe: a testing seam, since slow spells cannot be made on demand (docs/isolation.md).
+probe: a testing seam, since slow spells cannot be made on demand (docs/isolation.md). One factor is read by every
+probe; a comma-separated list is read in turn by the probes around each test, from its first, the last repeating
+("1.4,1.0": a brief spike, then a quiet machine).
 
 Standard library only: the server imports this as part of its private package.
 """
@@ -99,18 +103,22 @@ def charged(own: float, cpu: float, factor: float) -> float:
     return own - cpu + cpu / factor
 
 
-def parse_pinned(raw: str | None) -> float | None:
-    """The seam's factor from the environment's text; None when unset; ValueError naming the variable if bad."""
+def parse_pinned(raw: str | None) -> tuple[float, ...] | None:
+    """The seam's factors from the environment's text (one, or a comma-separated list read in turn); None when
+    unset; ValueError naming the variable if bad."""
     if raw is None or not raw.strip():
         return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value >= 1.0 or value == float("inf"):
-        raise ValueError(f"{ENV}={raw!r}: expected a speed factor >= 1.0 (1.0 = the machine is as fast as when "
-                         f"quiet), or unset it to measure")
-    return value
+    values = []
+    for part in raw.split(","):
+        try:
+            value = float(part)
+        except ValueError:
+            value = float("nan")
+        if not value >= 1.0 or value == float("inf"):
+            raise ValueError(f"{ENV}={raw!r}: expected a speed factor >= 1.0 (1.0 = the machine is as fast as when "
+                             f"quiet), or several separated by commas, or unset it to measure")
+        values.append(value)
+    return tuple(values)
 
 
 def cache_path() -> str:
@@ -157,9 +165,9 @@ class Speed:
 
     __slots__ = ("quiet", "pinned", "low", "high")
 
-    def __init__(self, pinned: float | None = None) -> None:
+    def __init__(self, pinned: tuple[float, ...] | None = None) -> None:
         self.quiet = 0.0
-        self.pinned = pinned  # the seam's factor: every measurement reads this
+        self.pinned = pinned  # the seam's factors: measurements read these instead
         self.low = self.high = None  # factors seen (before credit), for the report's range
 
     def calibrate(self, path: str | None = None) -> None:
@@ -170,10 +178,11 @@ class Speed:
         self.quiet = quiet_of(kept)
         save_kept(path, kept)
 
-    def factor(self) -> float | None:
-        """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured."""
+    def factor(self, nth: int = 0) -> float | None:
+        """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured. `nth`: how
+        many probes of the same test came before (only the seam's list reads it)."""
         if self.pinned is not None:
-            value = self.pinned
+            value = self.pinned[min(nth, len(self.pinned) - 1)]
         else:
             now = rate()
             if self.quiet <= 0 or now <= 0:

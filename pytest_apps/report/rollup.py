@@ -123,6 +123,7 @@ def problem_result(
          "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline,
          "speed_factor": round(r.speed_factor, 4),
          "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None,
+         "speed_mean": round(r.speed_mean, 4) if r.speed_high > 0 else None,
          "confirmed": r.confirmed or None}
         for r in ordered
     ]
