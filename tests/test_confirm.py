@@ -274,6 +274,17 @@ def test_the_plugin_confirms_a_clear_timeout_and_it_stays_one(pytester: pytest.P
     result.assert_outcomes(passed=1, failed=1)
 
 
+def test_the_plugin_does_not_confirm_a_timeout_that_met_a_brief_spike_among_quiet_probes(
+        pytester: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.4,1.0")  # one probe x1.4, then quiet (the seam's list)
+    result, report = _plugin_run(pytester, {1: ENDLESS, 2: BURN.format(cpu=0.1)}, "-n", "2")
+    assert _tests(report) == {"1": [("timeout", None)], "2": [("pass", None)]}, result.stdout.str()
+    (spiked,) = report["problems"][0]["tests"]
+    assert spiked["speed_range"] == [1.0, 1.4] and spiked["speed_mean"] < 1.14
+    assert report["summary"]["confirmations"] == 0 and report["summary"]["speed_range"] == [1.0, 1.4]
+    assert "confirmed by a second run" not in result.stdout.str()
+
+
 def test_on_a_quiet_machine_the_plugin_confirms_nothing_and_a_near_limit_timeout_stays_one(
         pytester: pytest.Pytester, monkeypatch):
     monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.0")
