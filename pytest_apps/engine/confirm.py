@@ -4,12 +4,13 @@ The backstop of the speed credit (executor/speed.py): the credit is that of the 
 a test, so a slow spell that came and went between two probes can still push a program over its limit. So a test
 whose verdict was a timeout or `borderline`, while the probe saw the machine slower than quiet on average around
 it (the mean of the slowdowns measured at or above the probe's noise, `speed.CONFIDENT`), runs again with no
-other program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API once a
-call's other work is done), and the confirmation's verdict is the test's. On a quiet machine nothing is run twice
-and verdicts are those of a single run; nor after a brief spike among quiet probes (a host's passing burst: one
-probe at x1.7 among ten at x1.0), which cannot have taken a program's run from 70% of its limit to over it (that
-takes the machine x1.4 slower over the whole run). A clear timeout stays one: the confirmation is held to the same limit, and
-charged at quiet-machine speed only where the machine is measured confidently slower. Its record keeps what the
+other program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API
+once a call's other work is done), and the confirmation's verdict is the test's. On a quiet machine nothing is
+run twice and verdicts are those of a single run; nor after a brief spike among quiet probes (a host's passing
+burst: one probe at x1.7 among ten at x1.0), which cannot have taken a program's run from 70% of its limit to
+over it (that takes the machine x1.4 slower over the whole run). A clear timeout stays one: the confirmation is
+held to the same limit, and charged at quiet-machine speed only where the machine is measured confidently
+slower. Its record keeps what the
 first run said (`confirmed`).
 
 Under fail-fast a problem stopped at its first failure: when the confirmation turns that failure into a pass,
