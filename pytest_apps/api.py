@@ -249,10 +249,11 @@ class Evaluator:
     (`--apps-judge`) names a judge profile (the table in judge/profiles.py); `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
     or "builtin".
 
-    `confirm` (on by default, as in the plugin) runs each timeout or near-limit (`borderline`) verdict met while
-    the machine was measured slower than quiet again once a call's other work is done, and the second run's
-    verdict is the test's (docs/isolation.md; `confirmations` counts them). On a quiet machine nothing is run
-    twice. `confirm=False` keeps every first verdict, so the report can then differ from the plugin's there.
+    `confirm` (on by default, as in the plugin) runs each near-limit (`borderline`) verdict, and each timeout
+    the mean slowdown measured around it would have brought within the limit, met while the machine was measured
+    slower than quiet, again once a call's other work is done, and the second run's verdict is the test's
+    (docs/isolation.md; `confirmations` counts them). On a quiet machine nothing is run twice, nor is a clear
+    timeout. `confirm=False` keeps every first verdict, so the report can then differ from the plugin's there.
 
     `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the

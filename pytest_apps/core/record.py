@@ -40,6 +40,7 @@ class CaseRecord:
     speed_low: float = 0.0  # the machine's slowdown measured around it: smallest, largest, mean of the probes (0: not
     speed_high: float = 0.0  # measured)
     speed_mean: float = 0.0
+    undercredited: bool = False  # over the limit, within it at the mean slowdown measured (engine/limits.py)
     confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:

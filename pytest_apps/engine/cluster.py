@@ -2,8 +2,9 @@
 
 Only where the executors live differs from one machine; what runs is the same loop (`problem.run_problem`:
 the executor, the judge, the records), so a program gets the same verdicts on a cluster as on one machine. A
-timeout or near-limit verdict met while the node was measured slower than quiet is confirmed on that node, on
-the same executor, right after its program (`confirm.confirm`; the node's other executors may be busy then).
+timeout or near-limit verdict met while the node was measured slower than quiet is confirmed where it needs it
+(`confirm.needs_confirmation`) on that node, on the same executor, right after its program (`confirm.confirm`;
+the node's other executors may be busy then).
 
 * One `NodeRunner` actor per alive node (hard node affinity), holding that node's warm executors: one fork
   server each, started when the actor starts and kept across batches. The actor is threaded

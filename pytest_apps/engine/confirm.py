@@ -2,15 +2,17 @@
 
 The backstop of the speed credit (executor/speed.py): the credit is that of the smallest slowdown measured around
 a test, so a slow spell that came and went between two probes can still push a program over its limit. So a test
-whose verdict was a timeout or `borderline`, while the probe saw the machine slower than quiet on average around
-it (the mean of the slowdowns measured at or above the probe's noise, `speed.CONFIDENT`), runs again with no
-other program of the run running (the plugin's item holds every slot of its machine's pool, slots.py; the API
-once a call's other work is done), and the confirmation's verdict is the test's. On a quiet machine nothing is
-run twice and verdicts are those of a single run; nor after a brief spike among quiet probes (a host's passing
-burst: one probe at x1.7 among ten at x1.0), which cannot have taken a program's run from 70% of its limit to
-over it (that takes the machine x1.4 slower over the whole run). A clear timeout stays one: the confirmation is
-held to the same limit, and charged at quiet-machine speed only where the machine is measured confidently
-slower. Its record keeps what the
+run while the probe saw the machine slower than quiet on average around it (the mean of the slowdowns measured
+at or above the probe's noise, `speed.CONFIDENT`) runs again with no other program of the run running (the
+plugin's item holds every slot of its machine's pool, slots.py; the API once a call's other work is done) when
+its verdict is `borderline`, or a timeout that the mean slowdown would have brought within the limit
+(`undercredited`, engine/limits.py); the confirmation's verdict is the test's. So only tests in a band around
+the limit are run twice: a clear timeout, over the limit even at the mean slowdown (a steadily slow machine, an
+endless loop, a long sleep), is final as it ran. On a quiet machine nothing is run twice and verdicts are those
+of a single run; nor after a brief spike among quiet probes (a host's passing burst: one probe at x1.7 among ten
+at x1.0), which cannot have taken a program's run from 70% of its limit to over it (that takes the machine x1.4
+slower over the whole run). A confirmed timeout can stay one: the confirmation is held to the same limit, and
+charged at quiet-machine speed only where the machine is measured confidently slower. Its record keeps what the
 first run said (`confirmed`).
 
 Under fail-fast a problem stopped at its first failure: when the confirmation turns that failure into a pass,
@@ -36,15 +38,15 @@ from .run import case_record, run_case
 
 
 def needs_confirmation(record: CaseRecord) -> bool:
-    """Whether a verdict is confirmed before it is final: a timeout, or a verdict within the borderline band, met
-    while the machine was measured slower than quiet (beyond the probe's noise) on average around the test."""
-    return confirmable(record.kind, record.borderline, record.speed_mean)
+    """Whether a verdict is confirmed before it is final: a verdict within the borderline band, or a timeout the
+    mean slowdown around it would have brought within the limit, met while the machine was measured slower than
+    quiet (beyond the probe's noise) on average around the test."""
+    return confirmable(record.kind, record.borderline, record.undercredited, record.speed_mean)
 
 
-def confirmable(kind: str, borderline: bool, speed_mean: float) -> bool:
-    """`needs_confirmation` on a verdict's parts: a timeout or a borderline verdict, with the mean slowdown
-    measured around the test at or above the probe's noise."""
-    return (kind == TIMEOUT or borderline) and speed_mean >= CONFIDENT
+def confirmable(kind: str, borderline: bool, undercredited: bool, speed_mean: float) -> bool:
+    """`needs_confirmation` on a verdict's parts."""
+    return (borderline or (kind == TIMEOUT and undercredited)) and speed_mean >= CONFIDENT
 
 
 def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
@@ -55,7 +57,7 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
     slowdown = first.outcome.speed_mean if first.outcome is not None else 0.0
-    if not confirmable(kind, first.borderline, slowdown):  # (no record made per case only to ask)
+    if not confirmable(kind, first.borderline, first.undercredited, slowdown):  # (no record made only to ask)
         return first, ""
     try:
         with alone():
@@ -78,7 +80,8 @@ def _run(executor: Executor, problem: Problem, candidate: Candidate, cases: Case
 
 def confirm(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, judging: Judging,
             fail_fast: bool, records: list[CaseRecord]) -> tuple[list[CaseRecord], int]:
-    """`records` with each timeout or near-limit verdict replaced by its confirmation's, and how many were run."""
+    """`records` with each verdict that needs it (`needs_confirmation`) replaced by its confirmation's, and how
+    many were run."""
     out: list[CaseRecord] = []
     made = 0
     for record in records:

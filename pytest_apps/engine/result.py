@@ -16,3 +16,4 @@ class CaseResult:
     expected: Any
     borderline: bool = False  # the program's own time is within the borderline band of the time limit
     audit: dict[str, str] = field(default_factory=dict)  # reference runs: see engine.run.reference_audit
+    undercredited: bool = False  # over the limit, within it at the mean slowdown measured around it (limits.py)

@@ -19,7 +19,7 @@ from ..judge import apps, taco
 from ..judge.checkers import Checkers
 from ..judge.profiles import TABLE, Judging, decide, other_profile, output_digest
 from ..judge.special import SpecialJudges
-from .limits import borderline, over_row_memory, problem_limits
+from .limits import borderline, over_row_memory, problem_limits, undercredited
 from .failtext import failure_detail
 from .result import CaseResult
 
@@ -73,7 +73,8 @@ def run_case_once(
         audit: dict[str, str] = {}
         if judging.audit:
             audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
-    return CaseResult(verdict, outcome, raw_input, expected, borderline=borderline(outcome, limits), audit=audit)
+    return CaseResult(verdict, outcome, raw_input, expected, borderline=borderline(outcome, limits), audit=audit,
+                      undercredited=undercredited(outcome, limits))
 
 
 def _bind(checkers: Checkers | None, special: SpecialJudges | None, problem: Problem, given: Any,
@@ -250,4 +251,5 @@ def case_record(
         speed_low=outcome.speed_low if outcome else 0.0,
         speed_high=outcome.speed_high if outcome else 0.0,
         speed_mean=outcome.speed_mean if outcome else 0.0,
+        undercredited=result.undercredited,
     )
