@@ -134,7 +134,7 @@ def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
 
 
 RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>8}{'slowdown seen':>16}"
-               f"{'credited':>9}{'65% CPU':>8}{'diffs':>6}  differing tests")
+               f"{'credited':>9}{'confirmed':>10}{'65% CPU':>8}{'diffs':>6}  differing tests")
 
 
 def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> float:
@@ -158,7 +158,8 @@ def both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: obj
             seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
             peak = peak_cpu(doc, names, programs, opts.timeout)
             print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
-                  f"{s.get('speed_credited', 0):>9}{peak:>8.2f}{len(diffs):>6}  {'; '.join(diffs)}", flush=True)
+                  f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{len(diffs):>6}  "
+                  f"{'; '.join(diffs)}", flush=True)
 
 
 def introduce(opts) -> dict[str, tuple[str, bool]]:
