@@ -3,14 +3,17 @@
 Each round runs the workload calm, beside 2 and 4 CPU-bound neighbours and beside a memory-bandwidth neighbour
 (started and stopped here, by pid), at -n 1 and -n 2, twice: with the speed credit (the executor's probe) and
 with the old measure (plain own time: the probe pinned at x1.0 through PYTEST_APPS_SPEED_FACTOR). Per run it
-prints the slowdown range the probe saw and the per-test verdict differences against the expected verdicts
-(65% passes, 160% times out); rounds repeat so that the host's slow spells, which come and go, are met.
+prints the slowdown range the probe saw, how many tests that should pass ran for the limit or longer in plain own
+time (the old measure applied to that very run: in the new measure's runs, the verdicts the credit kept), and the
+per-test verdict differences against the expected verdicts (65% passes, 160% times out); rounds repeat so that the
+host's slow spells, which come and go, are met.
 With --overhead, the real rows and model programs (--max-tests, -n 2) alternately with the probe and pinned at
 x1.0, for the probe's wall-time cost on a quiet machine. With --watch MINUTES, it waits for the host's slow spells
 instead of making load of its own: it samples the reference loop's rate every few seconds for that long, prints
 the machine's speed over time (a line a minute: the slowest and fastest sample against the quiet rate), and when
 two samples in a row find the machine --spell times slower than quiet or more, runs the workload calm at -n 1
-and -n 2 with both measures at once, the run's own lines as in a round.
+and -n 2 with both measures at once (the old measure first at every other spell), the run's own lines as in a
+round.
 
     python benchmarks/bench_saturated.py [--rounds 3] [--timeout 1] [--quick] [--overhead]
     python benchmarks/bench_saturated.py --watch 120 [--spell 1.3] [--every 5]
@@ -134,7 +137,7 @@ def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
 
 
 RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>8}{'slowdown seen':>16}"
-               f"{'credited':>9}{'confirmed':>10}{'65% CPU':>8}{'diffs':>6}  differing tests")
+               f"{'credited':>9}{'confirmed':>10}{'65% CPU':>8}{'plain>lim':>10}{'diffs':>6}  differing tests")
 
 
 def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> float:
@@ -144,12 +147,24 @@ def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> float
     return max(shares, default=0.0)
 
 
+def plain_over(doc: dict, names: list[str], programs: dict, limit: float) -> int:
+    """How many tests of the programs that should pass ran, in this very run, for as long as the limit or longer in
+    plain own time (their CPU time not divided by the slowdown credited): the old measure's timeouts among them had
+    it judged these same runs. Under the old measure itself they are its differing verdicts."""
+    def plain(t: dict) -> float:
+        factor = t.get("speed_factor") or 1.0
+        return t["time"] + min(t["cpu_time"], t["time"] * factor) * (1 - 1 / factor)
+    return sum(plain(t) >= limit for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"])
+
+
 def both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: object, label: str,
-                           totals: dict[str, int]) -> None:
-    """The workload at -n 1 and -n 2, each with the speed credit and with the old measure: a line per run."""
+                  totals: dict[str, int], old_first: bool = False) -> None:
+    """The workload at -n 1 and -n 2, each with the speed credit and with the old measure (the old first when
+    `old_first`: a brief spell meets the first run more often): a line per run."""
     base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
+    measures = [("new", None), ("old", "1.0")]
     for workers in ("1", "2"):
-        for measure, pinned in (("new", None), ("old", "1.0")):
+        for measure, pinned in (measures[::-1] if old_first else measures):
             wall, doc = run(folder, workers, opts.timeout, pinned, base)
             diffs = differences(doc, names, programs)
             totals[measure] += len(diffs)
@@ -157,8 +172,12 @@ def both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: obj
             seen = s.get("speed_range")
             seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
             peak = peak_cpu(doc, names, programs, opts.timeout)
+            over = plain_over(doc, names, programs, opts.timeout)
+            if measure == "new":
+                totals["plain"] = totals.get("plain", 0) + over
             print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
-                  f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{len(diffs):>6}  "
+                  f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{over:>10}"
+                  f"{len(diffs):>6}  "
                   f"{'; '.join(diffs)}", flush=True)
 
 
@@ -184,7 +203,8 @@ def saturated(opts) -> None:
                 with (neighbours(kind, count) if kind else _nothing()):
                     both_measures(folder, opts, names, programs, rnd, label, totals)
         print(f"verdicts differing from the expected ones over all runs: new measure {totals['new']}, "
-              f"old measure {totals['old']}")
+              f"old measure {totals['old']}; tests the old measure would have timed out in the new measure's own "
+              f"runs: {totals.get('plain', 0)}")
 
 
 def watch(opts) -> None:
@@ -211,7 +231,8 @@ def watch(opts) -> None:
                 spells += 1
                 print(f"{time.strftime('%H:%M:%S')} slow spell: x{slowdown:.2f}; load average "
                       f"{os.getloadavg()[0]:.1f}\n{RUN_COLUMNS}", flush=True)
-                both_measures(folder, opts, names, programs, time.strftime("%H:%M"), "spell", totals)
+                both_measures(folder, opts, names, programs, time.strftime("%H:%M"), "spell", totals,
+                              old_first=spells % 2 == 0)
                 after = quiet / max(speed.rate(), 1e-9)
                 print(f"{time.strftime('%H:%M:%S')} after the runs: x{after:.2f}", flush=True)
             if time.monotonic() - minute >= 60:
@@ -220,7 +241,8 @@ def watch(opts) -> None:
                 minute, seen = time.monotonic(), []
             time.sleep(opts.every)
         print(f"{spells} slow spells met; verdicts differing from the expected ones in their runs: new measure "
-              f"{totals['new']}, old measure {totals['old']}")
+              f"{totals['new']}, old measure {totals['old']}; tests the old measure would have timed out in the new "
+              f"measure's own runs (plain own time at the limit or over): {totals.get('plain', 0)}")
 
 
 @contextmanager
