@@ -13,10 +13,12 @@ instead of making load of its own: it samples the reference loop's rate every fe
 the machine's speed over time (a line a minute: the slowest and fastest sample against the quiet rate), and when
 two samples in a row find the machine --spell times slower than quiet or more, runs the workload calm at -n 1
 and -n 2 with both measures at once (the old measure first at every other spell), the run's own lines as in a
-round.
+round. With --watch MINUTES --paired, no trigger: for that long the workload runs back to back at -n 1 with the
+two measures at the same time, side by side, so that a spell too brief for the trigger still meets both.
 
     python benchmarks/bench_saturated.py [--rounds 3] [--timeout 1] [--quick] [--overhead]
     python benchmarks/bench_saturated.py --watch 120 [--spell 1.3] [--every 5]
+    python benchmarks/bench_saturated.py --watch 120 --paired
 """
 
 from __future__ import annotations
@@ -111,17 +113,28 @@ def neighbours(kind: str, count: int):
             p.wait()
 
 
-def run(folder: Path, workers: str, timeout: float, pinned: str | None, extra: list[str] = ()) -> tuple[float, dict]:
+def launch(folder: Path, workers: str, timeout: float, pinned: str | None, extra: list[str] = ()):
+    """Start the workload in `folder` (its report there); `finish` waits for it."""
     env = dict(os.environ)
     env.pop(speed.ENV, None)
     if pinned:
         env[speed.ENV] = pinned
     report = folder / "report.json"
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-                    "--apps-report", str(report), "--apps-timeout", str(timeout), "-n", workers, *extra],
-                   cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    report.unlink(missing_ok=True)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                             "--apps-report", str(report), "--apps-timeout", str(timeout), "-n", workers, *extra],
+                            cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return proc, time.perf_counter(), report
+
+
+def finish(started) -> tuple[float, dict]:
+    proc, start, report = started
+    proc.wait()
     return time.perf_counter() - start, json.loads(report.read_text())
+
+
+def run(folder: Path, workers: str, timeout: float, pinned: str | None, extra: list[str] = ()) -> tuple[float, dict]:
+    return finish(launch(folder, workers, timeout, pinned, extra))
 
 
 def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
@@ -157,28 +170,52 @@ def plain_over(doc: dict, names: list[str], programs: dict, limit: float) -> int
     return sum(plain(t) >= limit for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"])
 
 
+WORKLOAD = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
+
+
+def run_line(rnd: object, label: str, workers: str, measure: str, wall: float, doc: dict, opts, names: list[str],
+             programs: dict, totals: dict[str, int]) -> list[str]:
+    """Print one run's line, add its differing verdicts (and, for the new measure, the tests plain own time would
+    have timed out) to `totals`; the differing tests."""
+    diffs = differences(doc, names, programs)
+    totals[measure] += len(diffs)
+    s = doc["summary"]
+    seen = s.get("speed_range")
+    seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
+    peak = peak_cpu(doc, names, programs, opts.timeout)
+    over = plain_over(doc, names, programs, opts.timeout)
+    if measure == "new":
+        totals["plain"] = totals.get("plain", 0) + over
+    print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
+          f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{over:>10}"
+          f"{len(diffs):>6}  {'; '.join(diffs)}", flush=True)
+    return diffs
+
+
 def both_measures(folder: Path, opts, names: list[str], programs: dict, rnd: object, label: str,
                   totals: dict[str, int], old_first: bool = False) -> None:
     """The workload at -n 1 and -n 2, each with the speed credit and with the old measure (the old first when
     `old_first`: a brief spell meets the first run more often): a line per run."""
-    base = ["--apps-dataset", "rows.jsonl", "--apps-candidates", "cands"]
     measures = [("new", None), ("old", "1.0")]
     for workers in ("1", "2"):
         for measure, pinned in (measures[::-1] if old_first else measures):
-            wall, doc = run(folder, workers, opts.timeout, pinned, base)
-            diffs = differences(doc, names, programs)
-            totals[measure] += len(diffs)
-            s = doc["summary"]
-            seen = s.get("speed_range")
-            seen_text = "-" if not seen else f"x{seen[0]:.2f}-x{seen[1]:.2f}"
-            peak = peak_cpu(doc, names, programs, opts.timeout)
-            over = plain_over(doc, names, programs, opts.timeout)
-            if measure == "new":
-                totals["plain"] = totals.get("plain", 0) + over
-            print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
-                  f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{over:>10}"
-                  f"{len(diffs):>6}  "
-                  f"{'; '.join(diffs)}", flush=True)
+            wall, doc = run(folder, workers, opts.timeout, pinned, WORKLOAD)
+            run_line(rnd, label, workers, measure, wall, doc, opts, names, programs, totals)
+
+
+def side_by_side(folders: dict[str, Path], opts, names: list[str], programs: dict, rnd: object,
+                 totals: dict[str, int]) -> None:
+    """The workload at -n 1 with the speed credit and with the old measure at the same time, each in its own
+    folder, so that whatever the host does meets both: a line per run, and the pair counted in `totals` when the
+    old measure's verdicts differ and the credit's do not (a flip the credit repaired)."""
+    started = {measure: launch(folders[measure], "1", opts.timeout, pinned, WORKLOAD)
+               for measure, pinned in (("new", None), ("old", "1.0"))}
+    diffs = {}
+    for measure in ("new", "old"):
+        wall, doc = finish(started[measure])
+        diffs[measure] = run_line(rnd, "paired", "1", measure, wall, doc, opts, names, programs, totals)
+    if diffs["old"] and not diffs["new"]:
+        totals["repaired"] = totals.get("repaired", 0) + 1
 
 
 def introduce(opts) -> dict[str, tuple[str, bool]]:
@@ -245,6 +282,34 @@ def watch(opts) -> None:
               f"measure's own runs (plain own time at the limit or over): {totals.get('plain', 0)}")
 
 
+def paired(opts) -> None:
+    """For --watch minutes, the workload back to back at -n 1 with both measures running at the same time (each
+    the other's one neighbour), so that a slow spell of the host, however brief, meets both: no trigger to wait for,
+    and no spell over before its runs start. The machine's speed is sampled between pairs."""
+    machine = speed.Speed()
+    machine.calibrate()
+    quiet = machine.quiet
+    programs = introduce(opts)
+    print(f"paired runs for {opts.watch:g} min: the new measure and the old side by side, -n 1 each", flush=True)
+    print(RUN_COLUMNS)
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {m: Path(tmp) / m for m in ("new", "old")}
+        for folder in folders.values():
+            folder.mkdir()
+            names = write_project(folder, programs, opts.copies)
+        totals: dict[str, int] = {"new": 0, "old": 0}
+        end, pairs = time.monotonic() + opts.watch * 60, 0
+        while time.monotonic() < end:
+            before = quiet / max(speed.rate(speed.SAMPLES), 1e-9)
+            print(f"{time.strftime('%H:%M:%S')} speed before the pair: x{before:.2f}; load average "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+            side_by_side(folders, opts, names, programs, time.strftime("%H:%M"), totals)
+            pairs += 1
+        print(f"{pairs} pairs; verdicts differing from the expected ones: new measure {totals['new']}, old measure "
+              f"{totals['old']}; pairs in which only the old measure's differed: {totals.get('repaired', 0)}; tests "
+              f"the old measure would have timed out in the new measure's own runs: {totals.get('plain', 0)}")
+
+
 @contextmanager
 def _nothing():
     yield
@@ -284,8 +349,12 @@ def main() -> None:
     parser.add_argument("--watch", type=float, default=0.0, help="minutes to wait for the host's slow spells")
     parser.add_argument("--spell", type=float, default=1.3, help="with --watch: the slowdown that counts as a spell")
     parser.add_argument("--every", type=float, default=5.0, help="with --watch: seconds between samples")
+    parser.add_argument("--paired", action="store_true",
+                        help="with --watch: both measures side by side, back to back, instead of waiting for spells")
     opts = parser.parse_args()
-    if opts.watch:
+    if opts.watch and opts.paired:
+        paired(opts)
+    elif opts.watch:
         watch(opts)
     elif opts.overhead:
         overhead(opts)
