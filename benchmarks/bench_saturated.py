@@ -142,10 +142,11 @@ def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
     for p in doc["problems"]:
         name = name_of(p, names)
         want = "pass" if programs[name][1] else "timeout"
-        got = [t["kind"] for t in p["tests"]]
-        bad = [k for k in got if k != want]
+        bad = [t for t in p["tests"] if t["kind"] != want]
         if bad:
-            out.append(f"{name}: {len(bad)}/{len(got)} {bad[0]}")
+            t = bad[0]  # its figures say what slowed: the CPU (CPU time up) or the rest (own time beyond CPU + sleep)
+            out.append(f"{name}: {len(bad)}/{len(p['tests'])} {t['kind']} (own {t['time']:.2f} s, CPU "
+                       f"{t['cpu_time']:.2f} s, wall {t['wall_time']:.2f} s)")
     return out
 
 
