@@ -151,14 +151,15 @@ def differences(doc: dict, names: list[str], programs: dict) -> list[str]:
 
 
 RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>8}{'slowdown seen':>16}"
-               f"{'credited':>9}{'confirmed':>10}{'65% CPU':>8}{'plain>lim':>10}{'diffs':>6}  differing tests")
+               f"{'credited':>9}{'confirmed':>10}{'65% CPU':>14}{'plain>lim':>10}{'diffs':>6}  differing tests")
 
 
-def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> float:
-    """The most CPU time a test of the programs sized at 65% of the limit took, as a share of the limit: how near
-    a slow CPU brought them to it (at 1.0 the old measure times them out)."""
-    shares = [t["cpu_time"] / limit for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"]]
-    return max(shares, default=0.0)
+def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> tuple[float, str]:
+    """The most CPU time a test of the programs sized at 65% of the limit took, as a share of the limit (how near
+    a slow CPU brought them to it: at 1.0 the old measure times them out), and its program's kind."""
+    shares = [(t["cpu_time"] / limit, name_of(p, names).split("-")[0])
+              for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"]]
+    return max(shares, default=(0.0, "-"))
 
 
 def plain_over(doc: dict, names: list[str], programs: dict, limit: float) -> int:
@@ -188,7 +189,7 @@ def run_line(rnd: object, label: str, workers: str, measure: str, wall: float, d
     if measure == "new":
         totals["plain"] = totals.get("plain", 0) + over
     print(f"{rnd!s:<6}{label:<10}{workers:<4}{measure:<9}{wall:>8.1f}{seen_text:>16}"
-          f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak:>8.2f}{over:>10}"
+          f"{s.get('speed_credited', 0):>9}{s.get('confirmations', 0):>10}{peak[0]:>8.2f} {peak[1]:<5}{over:>10}"
           f"{len(diffs):>6}  {'; '.join(diffs)}", flush=True)
     return diffs
 
