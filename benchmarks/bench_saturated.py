@@ -157,8 +157,11 @@ RUN_COLUMNS = (f"{'round':<6}{'condition':<10}{'-n':<4}{'measure':<9}{'wall s':>
 def peak_cpu(doc: dict, names: list[str], programs: dict, limit: float) -> tuple[float, str]:
     """The most CPU time a test of the programs sized at 65% of the limit took, as a share of the limit (how near
     a slow CPU brought them to it: at 1.0 the old measure times them out), and its program's kind."""
-    shares = [(t["cpu_time"] / limit, name_of(p, names).split("-")[0])
-              for p in doc["problems"] if programs[name_of(p, names)][1] for t in p["tests"]]
+    shares = []
+    for p in doc["problems"]:
+        name = name_of(p, names)
+        if programs[name][1]:
+            shares += [(t["cpu_time"] / limit, name.split("-")[0]) for t in p["tests"]]
     return max(shares, default=(0.0, "-"))
 
 
