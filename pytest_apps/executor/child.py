@@ -3,9 +3,9 @@
 `spare_main` sets up everything that does not depend on the test and waits on its `go` pipe; `child_main`
 runs the candidate as `python prog.py` would (or calls its function), or the original APPS harness's way
 (`appsstyle.py`, for the apps judge), and reports through fd 3 (JSON lines):
-"ready" right before the candidate's code runs, then "exception" or "value", then "done". Everything there
-is the candidate's own claim about itself and can only change its own outcome; verdicts are decided in the
-pytest process.
+"ready" right before the candidate's code runs, then "exception" or "value". Everything there is the candidate's
+own claim about itself (the program can write to fd 3 too): how the run ended, and what it cost, the server
+learns from the kernel, and verdicts are decided in the pytest process.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import marshal
 import os
 import pickle
 import random
-import resource
 import signal
 import sys
 import threading
@@ -28,7 +27,6 @@ from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS_HARNESS, recv_go, wri
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
 CHILD_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "", "TMPDIR": "", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
              "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
-_CPU_AT_START = 0.0  # CPU seconds the child had used when its test arrived
 _ZYGOTE_STDIO: tuple = ()  # the zygote's own stdio objects, kept alive (see prepare_child_state)
 _GUARD: list = []  # the reliability guard's stand-ins, made in the zygote (see _guard_replacements)
 
@@ -221,7 +219,7 @@ def _plain_value(value):
 
 
 def _finish(status: int) -> None:
-    """What the interpreter does at exit: join threads, run atexit, flush stdio; then the last words."""
+    """What the interpreter does at exit: join threads, run atexit, flush stdio, close them; then exit."""
     try:
         if len(threading._active) > 1 or threading._limbo or threading._shutdown_locks:
             threading._shutdown()  # join the threads the program started
@@ -239,19 +237,11 @@ def _finish(status: int) -> None:
             if status == 0:
                 status = 120
     status &= 0xFF
-    try:
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        rc = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = ru.ru_utime + ru.ru_stime - _CPU_AT_START + rc.ru_utime + rc.ru_stime
-        write_all(3, b'{"kind": "done", "status": %d, "cpu": %r, "maxrss": %d}\n' % (
-            status, max(cpu, 0.0), max(ru.ru_maxrss, rc.ru_maxrss) * 1024))
-        for fd in (0, 1, 2, 3):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-    except BaseException:
-        pass
+    for fd in (0, 1, 2, 3):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
     os._exit(status)
 
 
@@ -334,9 +324,6 @@ def _out_of_memory(e: MemoryError) -> None:
 
 def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | None) -> None:
     try:
-        global _CPU_AT_START
-        ru = resource.getrusage(resource.RUSAGE_SELF)
-        _CPU_AT_START = ru.ru_utime + ru.ru_stime  # the spare's own setup is not the program's time
         if req["limits"] != limits_applied:
             apply_limits(req["limits"])
         filename = req["filename"]

@@ -1,8 +1,10 @@
 """How a run ended: from what the server saw of a child to the run's status and fields.
 
 Plain functions of plain values (no processes): the server's watch loop waits, drains the child's pipes and keeps
-the clocks, then hands what it saw here as a `RunEnd`. `last_words` and `read_report` read the child's report pipe
-(one JSON object a line, written by `child.py`); `stop_reason` and `outcome` decide the status and the error line.
+the clocks, then hands what it saw here as a `RunEnd`, with the wait status and resource usage the kernel gave the
+child's parent. `read_report` reads the child's report pipe (one JSON object a line, written by `child.py`): the
+program can write there too, so nothing on it decides how the run ended, only what a call returned and what an
+exception said; `stop_reason` and `outcome` decide the status and the error line.
 
 Standard library only: the server imports this as part of its private package.
 """
@@ -26,7 +28,7 @@ class RunEnd:
     """What the server saw of one run once its child was gone. `limits` are the run's (timeout, band, backstop,
     output, file_size); `stopped` is why the watch stopped it (RUN_TIMEOUT, RUN_BACKSTOP, RUN_OUTPUT_LIMIT), None
     when it ended by itself; `status` its wait status and `usage_cpu`, `maxrss` its CPU seconds and peak resident
-    bytes, as its last words or its reaping told; `wall`, `own`, `cpu` the clock's seconds (clock.py); `out`,
+    bytes, as its parent's wait4 told; `wall`, `own`, `cpu` the clock's seconds (clock.py); `out`,
     `err`, `rep` what was read from its pipes; `leftovers` the processes it left behind; `folder_full` whether its
     folder had no room left (looked at only when it died of SIGBUS)."""
 
@@ -58,18 +60,6 @@ class ChildReport:
     load_error: str | None = None
 
 
-def last_words(rep: bytes | bytearray) -> dict | None:
-    """The child's last-words report (its "done" line, with an int "status"), if it is the last line of `rep`."""
-    lines = bytes(rep).rstrip(b"\n").rsplit(b"\n", 1)
-    try:
-        msg = json.loads(lines[-1])
-    except ValueError:
-        return None
-    if isinstance(msg, dict) and msg.get("kind") == "done" and isinstance(msg.get("status"), int):
-        return msg
-    return None
-
-
 def read_report(rep: bytes | bytearray) -> ChildReport:
     """Every line of the report pipe in order; lines that are not JSON objects, and those out of their place
     (a value before "ready", a setup failure after it), are passed over."""
@@ -99,7 +89,7 @@ def read_report(rep: bytes | bytearray) -> ChildReport:
 
 def stop_reason(stopped: str | None, own: float, limits: dict) -> str | None:
     """Why the run is over: why the watch stopped it, else RUN_TIMEOUT when it ended by itself but with its own
-    time at or past the limit, else None (it ended by itself, in time: its last words, if any, count)."""
+    time at or past the limit, else None (it ended by itself, in time)."""
     if stopped is None and own >= limits["timeout"]:
         return RUN_TIMEOUT
     return stopped

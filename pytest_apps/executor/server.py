@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from . import machine, reaper, speed, workdirs
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
-from .ending import RUN_BACKSTOP, RunEnd, bus_error, last_words, outcome, stop_reason
+from .ending import RUN_BACKSTOP, RunEnd, bus_error, outcome, stop_reason
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .isolation import Layers
 from .protocol import (STYLE_REAL, HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
@@ -324,19 +324,19 @@ class Server:
         if own >= lim["timeout"] * speed.PROBE_FROM:  # once more, right after it: the speed it ended at
             probe.take(self.speed)
         own = speed.charged(own, clock.cpu, probe.credit)
-        done = last_words(rep) if stop_reason(stopped, own, lim) is None else None
-        leftovers = 0
-        if done is not None:  # its own last words: the child is exiting by itself (settle() sees it gone)
-            status, cpu, maxrss = (done["status"] & 0xFF) << 8, float(done.get("cpu", 0.0)), int(done.get("maxrss", 0))
-        else:
-            status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
-            leftovers = self._sweep()
-            if not known and stop_reason(stopped, own, lim) is None:
-                # it died with its zygote (or the zygote could not say how it ended): the harness failed, not
-                # the program; the client's caller runs the test again on a fresh executor
-                return {"status": RUN_HARNESS_ERROR, "error": "the zygote was lost while the program ran, so how "
-                        "the program ended is unknown", "wall_time": wall}, b""
-            self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
+        # How it ended comes from the kernel (the zygote's wait4), never from the child: anything the program's
+        # process can write, its report pipe included, it can forge.
+        status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
+        leftovers = self._sweep()
+        if not known and stop_reason(stopped, own, lim) is None:
+            # it died with its zygote (or the zygote could not say how it ended): the harness failed, not
+            # the program; the client's caller runs the test again on a fresh executor
+            return {"status": RUN_HARNESS_ERROR, "error": "the zygote was lost while the program ran, so how "
+                    "the program ended is unknown", "wall_time": wall}, b""
+        # Every writer is gone now: what is still in the pipes is read to the end. The watch may have seen the
+        # child's exit before the output it wrote just before (poll looks at the pipes, then at the pidfd, and
+        # the program can write and exit between the two looks).
+        self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
         res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
                                      leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
         if probe.count:
@@ -412,9 +412,6 @@ class Server:
                 exited = reaper.gone(pid)
             if exited:
                 return None, exited
-            if not open_fds and last_words(rep) is not None:
-                # every pipe is closed after the child's last words: it has nothing more to say
-                return None, exited
 
     def _exit_status(self, pid: int) -> tuple[int, float, int, bool]:
         """How a killed or crashed child ended, as the zygote reaped it: its wait status, CPU seconds, peak resident
@@ -454,6 +451,8 @@ class Server:
                 buf += data
                 if fd == err_r and len(buf) > 4 * STDERR_TAIL:
                     del buf[: len(buf) - STDERR_TAIL]
+                elif fd != out_r and len(buf) > 1 << 22:  # the report: its last lines are what counts
+                    del buf[: len(buf) - (1 << 21)]
 
     def _sweep(self) -> int:
         return reaper.sweep(self.children_path, keep=self.zygote_pid)

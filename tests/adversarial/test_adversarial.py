@@ -335,6 +335,31 @@ def test_segfault(ex):
     assert o.status == RUN_SIGNALED and o.signal == signal.SIGSEGV
 
 
+FORGED_END = '''
+import os, sys
+print(42)
+sys.stdout.flush()
+os.write(3, b'{"kind": "done", "status": 0, "cpu": 0.0, "maxrss": 0}\\n')
+'''
+
+
+@pytest.mark.parametrize("then, status", [
+    ("import ctypes; ctypes.string_at(0)", RUN_SIGNALED),  # a crash
+    ("os.kill(os.getpid(), 9)", RUN_SIGNALED),
+    ("os._exit(3)", RUN_EXITED),
+    ("[os.close(fd) for fd in (0, 1, 2, 3)]\nwhile True: pass", RUN_TIMEOUT),  # every pipe closed, still running
+], ids=["segfault", "sigkill", "exit-3", "closed-pipes-then-spin"])
+def test_a_program_cannot_report_its_own_end(ex, then, status):
+    """The report channel (fd 3) is the child's, and so the program's: a "done, status 0" line written there
+    before a crash, a failing exit or an endless loop must not make the run a clean exit."""
+    o = run(ex, FORGED_END + then)
+    assert o.status == status, (o.status, o.error)
+    assert o.stdout == "42\n"
+    if status == RUN_EXITED:
+        assert o.exit_code == 3
+    assert not (o.status == RUN_EXITED and o.exit_code == 0)
+
+
 def test_no_pytest_objects_to_patch(ex):
     src = """
     import sys
