@@ -21,7 +21,8 @@ import signal
 import sys
 import threading
 
-from .fence import CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, drop_capabilities, landlock_restrict, prctl, setns
+from .fence import (CLONE_NEWIPC, CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, become, drop_capabilities,
+                    landlock_restrict, prctl, setns, unshare)
 from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS_HARNESS, recv_go, write_all
 
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
@@ -275,6 +276,13 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         extra = fds[5:]
         if cfg.get("mntns"):
             setns(extra.pop(), CLONE_NEWNS)  # its folder is its /tmp and /dev/shm (workdirs.py)
+        if cfg.get("ipc"):
+            unshare(CLONE_NEWIPC)  # System V objects and POSIX queues it makes end with it
+        if cfg.get("uid") is not None:
+            become(cfg["uid"])  # a uid of its own: not the harness's (users.py)
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # (a change of credentials clears it)
+            if os.getppid() != parent:
+                os._exit(HARNESS_EXIT)
         if cfg.get("drop_caps"):
             drop_capabilities()
         if cfg.get("landlock"):

@@ -14,11 +14,13 @@ PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_REMOUNT = 0x20
+MS_MOVE = 0x2000
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
@@ -81,6 +83,15 @@ def drop_capabilities() -> None:
     header, data = _CAPSET_ARGS
     if libc.capset(header, data) != 0:
         raise OSError(ctypes.get_errno(), "capset")
+
+
+def become(uid: int) -> None:
+    """Be `uid` (and the group of the same number) for good, with no supplementary groups. Leaving uid 0 clears
+    every capability, and what needs only the same uid (prlimit, signals, /proc/<pid>) or root's ownership (its
+    files, 0600 keys) is out of reach of the harness's processes, which stay root."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
 
 
 # -- Landlock (x86-64 system call numbers) --------------------------------------------------------------

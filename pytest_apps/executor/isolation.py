@@ -2,7 +2,8 @@
 
 No network (a network namespace, in a user namespace when not root), a private /tmp and /dev/shm per test
 (a mount namespace of the server's own, then one per work folder: workdirs.py), a pids cgroup (root only),
-no capabilities (root only), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
+no capabilities and a uid of the children's own (root only: users.py), an IPC namespace per child (System V
+objects and POSIX message queues die with the test), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
 the report header.
 """
 
@@ -13,8 +14,8 @@ import errno
 import os
 import sys
 
-from . import fence
-from .fence import CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_PRIVATE, MS_REC, LandlockRules
+from . import fence, users
+from .fence import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_PRIVATE, MS_REC, LandlockRules
 
 BASE_LAYERS = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
 
@@ -28,6 +29,8 @@ class Layers:
         self.cgroup_dir: str | None = None
         self.cgroup_fd: int | None = None
         self.own_mounts = False  # the server has a mount namespace of its own, private to it
+        self.uid: int | None = None  # the children's own uid (a root harness), None: they keep the server's
+        self.ipc = False  # each child unshares an IPC namespace of its own
 
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
@@ -59,6 +62,13 @@ class Layers:
         if os.geteuid() == 0 and _probe(drop_caps=True):
             self.drop_caps = True
             self.names.append("no-caps")
+        if _probe(ipc=True):
+            self.ipc = True
+            self.names.append("ipc-ns")
+        else:
+            self.errors["ipc-ns"] = "a child could not have an IPC namespace of its own"
+        if os.geteuid() == 0:
+            self._setup_own_uid(base)
         abi = fence.landlock_abi()
         if not abi:
             self.errors["landlock"] = "not available (kernel or architecture)"
@@ -67,7 +77,7 @@ class Layers:
             rules = LandlockRules(abi, read_paths(), ["/dev/null", "/dev/zero"])
             fd = rules.for_workdir(base)
             try:
-                ok = _probe(landlock_fd=fd, drop_caps=self.drop_caps)
+                ok = _probe(landlock_fd=fd, drop_caps=self.drop_caps, uid=self.uid)
             finally:
                 os.close(fd)
             if ok:
@@ -93,7 +103,7 @@ class Layers:
             dirs.private = PrivateTmp()
             d = dirs.take(size)
             try:
-                ok = _probe(landlock_fd=d.ruleset, drop_caps=self.drop_caps, mntns_fd=d.mntns)
+                ok = _probe(landlock_fd=d.ruleset, drop_caps=self.drop_caps, mntns_fd=d.mntns, uid=self.uid)
             finally:
                 dirs.recycle(d)
         except OSError as e:
@@ -108,6 +118,28 @@ class Layers:
         if dirs.private is not None:
             dirs.private.close()
             dirs.private = None
+
+    def _setup_own_uid(self, base: str) -> None:
+        """The children's own uid (users.py), where a child under it can still load what programs import: with
+        a mount namespace of the server's own, root's closed folders above the interpreter are opened to it."""
+        uid = users.child_uid(os.getpid())
+        try:
+            closed = users.closed_ancestors([*read_paths(), package_folder()])
+            if closed and not self.own_mounts:
+                raise OSError(f"{', '.join(sorted(closed))} cannot be passed by another user, and the server has "
+                              "no mount namespace of its own to open them in")
+            if closed:
+                users.reveal(closed, base)
+            os.chown(base, 0, 0)
+            os.chmod(base, 0o711)
+        except OSError as e:
+            self.errors["own-uid"] = str(e)
+            return
+        if _probe(drop_caps=True, uid=uid):
+            self.uid = uid
+            self.names.append("own-uid")
+        else:
+            self.errors["own-uid"] = f"a child as uid {uid} could not load the standard library"
 
     def _setup_pids_cgroup(self, pids_max: int) -> None:
         for root in ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
@@ -168,6 +200,10 @@ def _probe(**fenced) -> bool:
             fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
             if fenced.get("mntns_fd") is not None:
                 fence.setns(fenced["mntns_fd"], CLONE_NEWNS)
+            if fenced.get("ipc"):
+                fence.unshare(CLONE_NEWIPC)
+            if fenced.get("uid") is not None:
+                fence.become(fenced["uid"])
             if fenced.get("drop_caps"):
                 fence.drop_capabilities()
             if fenced.get("landlock_fd") is not None:
@@ -191,12 +227,17 @@ def _probe(**fenced) -> bool:
     return os.waitstatus_to_exitcode(status) == 0
 
 
+def package_folder() -> str:
+    """The folder of the package this module belongs to (pytest_apps, or the server's private copy of it)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def hidden_by_private_tmp() -> str:
     """A folder the child reads that a private /tmp or /dev/shm would hide (a virtual environment or checkout
     under /tmp): the interpreter's prefixes, this package's folder and the module path; "" when none. Entries
     of PYTHONPATH do not count: a candidate runs on the standard library and the installed packages, and a run
     started with a folder under /tmp on PYTHONPATH (a scratch project, as pytester starts one) keeps the layer."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = package_folder()
     added = {os.path.realpath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p}
     own = [sys.prefix, sys.exec_prefix, sys.base_prefix, package]
     for path in (*own, *sys.path):

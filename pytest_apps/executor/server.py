@@ -93,6 +93,7 @@ class Server:
         # tests, and up to two children that have exited and wait to be reaped
         self.layers.setup(self.base, processes, extra_pids=1 + SPARES + 2)
         self.dirs.landlock = self.layers.landlock
+        self.dirs.uid = self.layers.uid
         self.layers.setup_private_tmp(self.dirs, self._folder_size())
 
     def _folder_size(self) -> int:
@@ -106,14 +107,18 @@ class Server:
         if pid == 0:
             try:
                 ours.close()
-                # with the private-tmp layer the zygote keeps its capabilities: each child needs them to enter its
-                # mount namespace, and drops them right after (child.py)
-                drop_caps = self.layers.drop_caps and self.dirs.private is None
+                # the zygote keeps its capabilities where each child needs them (to enter its mount namespace, make
+                # its IPC namespace, become its own uid), and each child drops them right after (child.py)
+                drop_caps = self.layers.drop_caps and not self._children_drop_caps()
                 zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
         self.ctl, self.zygote_pid = ours, pid
+
+    def _children_drop_caps(self) -> bool:
+        """Whether each child drops the capabilities itself, after the steps that need them (else the zygote does)."""
+        return self.dirs.private is not None or self.layers.ipc or self.layers.uid is not None
 
     def _zygote_gone(self) -> None:
         """The zygote died (its children died with it): forget them; a new zygote starts on demand."""
@@ -154,8 +159,9 @@ class Server:
             workdir = d.child_path
             socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
                                                       "limits": self.limits, "landlock": d.ruleset is not None,
-                                                      "mntns": d.mntns is not None,
-                                                      "drop_caps": self.layers.drop_caps and d.mntns is not None})],
+                                                      "mntns": d.mntns is not None, "ipc": self.layers.ipc,
+                                                      "uid": self.layers.uid,
+                                                      "drop_caps": self.layers.drop_caps and self._children_drop_caps()})],
                             theirs)
         except OSError:
             self._retire(sp)

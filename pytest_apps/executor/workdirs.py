@@ -54,8 +54,10 @@ class PrivateTmp:
     def __init__(self) -> None:
         self.home = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)  # the server's own namespace
 
-    def setup(self, d: WorkDir, size: int) -> None:
-        fence.mount("tmpfs", d.path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},nr_inodes={INODES},mode=0700")
+    def setup(self, d: WorkDir, size: int, uid: int | None = None) -> None:
+        owner = "" if uid is None else f",uid={uid},gid={uid}"
+        fence.mount("tmpfs", d.path, "tmpfs", MS_NOSUID | MS_NODEV,
+                    f"size={size},nr_inodes={INODES},mode=0700{owner}")
         d.size = size
         d.mntns = self._namespace(d.path)
 
@@ -89,6 +91,7 @@ class WorkDirs:
         self.keep = keep  # emptied folders kept for reuse
         self.landlock: LandlockRules | None = None
         self.private: PrivateTmp | None = None
+        self.uid: int | None = None  # the children's own uid, which owns each folder (users.py)
         self.counter = 0
         self.free: list[WorkDir] = []
 
@@ -109,7 +112,9 @@ class WorkDirs:
         os.mkdir(d.path, 0o700)
         try:
             if self.private is not None:
-                self.private.setup(d, size)
+                self.private.setup(d, size, self.uid)
+            elif self.uid is not None:
+                os.chown(d.path, self.uid, self.uid)
             if self.landlock is not None:
                 d.ruleset = self.landlock.for_workdir(d.path)  # (the tmpfs's root, once mounted)
         except OSError:

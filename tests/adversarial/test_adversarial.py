@@ -414,3 +414,105 @@ def test_tricky_correct_program(ex, name):
     src, stdin, expected = TRICKY[name]
     o = ex.run_stdin(Program(src, f"{name}.py"), stdin)
     assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, expected), o
+
+
+# -- a root harness: the children are not root ------------------------------------------------------------------------
+
+def needs_own_uid(ex) -> None:
+    if "own-uid" not in ex.isolation():
+        pytest.skip(f"the children keep the harness's uid here ({os.geteuid()}): "
+                    f"{ex.isolation_errors().get('own-uid', 'not root')}")
+
+
+def test_root_secrets_stay_unread(ex, tmp_path):
+    """Files only root may read (the shadow file, ssh host keys, a 0600 file of root's) never reach the program, so
+    never the report's "got" text either."""
+    needs_own_uid(ex)
+    secret = tmp_path / "root-only"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    os.chmod(tmp_path, 0o755)  # a folder anyone may pass: only the file's own mode keeps it
+    src = f"""
+    import glob
+    for path in ["/etc/shadow", "/etc/gshadow", {str(secret)!r}, *glob.glob("/etc/ssh/ssh_host_*_key"),
+                 *glob.glob("/root/.ssh/*"), "/root/.bash_history"]:
+        try:
+            with open(path) as f:
+                print(path, f.read(200))
+        except OSError as e:
+            pass
+    """
+    o = run(ex, src)
+    assert (o.status, o.exit_code, o.stdout) == (RUN_EXITED, 0, ""), o
+
+
+def test_the_harness_limits_cannot_be_lowered(ex):
+    """prlimit needs only the same uid: a program that lowers the zygote's and the server's hard limits would fail the
+    correct programs after it."""
+    needs_own_uid(ex)
+    stats = ex._stats()
+    src = f"""
+    import resource
+    for pid in ({stats["zygote"]}, {stats["pid"]}):
+        for res in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC):
+            try:
+                resource.prlimit(pid, res, (4096, 4096))
+                print("lowered", pid, res)
+            except OSError:
+                pass
+    """
+    assert run(ex, src).stdout == ""
+    for pid in (stats["zygote"], stats["pid"]):
+        with open(f"/proc/{pid}/limits") as f:
+            assert "4096                 4096" not in f.read()
+    big = run(ex, "x = bytearray(200 * 1024 * 1024)\nprint(len(x))")
+    assert (big.status, big.stdout) == (RUN_EXITED, f"{200 * 1024 * 1024}\n"), big
+
+
+SYSV = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_CREAT = 0o1000
+made = [libc.shmget(0x5e7a, 4096, IPC_CREAT | 0o666), libc.msgget(0x5e7a, IPC_CREAT | 0o666),
+        libc.semget(0x5e7a, 1, IPC_CREAT | 0o666)]
+print(*[m >= 0 for m in made])
+"""
+FIND_SYSV = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.shmget(0x5e7a, 0, 0), libc.msgget(0x5e7a, 0), libc.semget(0x5e7a, 0, 0))
+"""
+
+
+def sysv_keys() -> set[str]:
+    keys = set()
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                keys |= {f"{kind}:{line.split()[0]}" for line in f.readlines()[1:]}
+        except OSError:
+            pass
+    return keys
+
+
+def test_ipc_objects_end_with_their_test(ex):
+    """System V shared memory, message queues and semaphores made by a program are neither on the machine after its
+    test nor found by the next test (an IPC namespace per child)."""
+    if "ipc-ns" not in ex.isolation():
+        pytest.skip(f"no IPC namespace per child here: {ex.isolation_errors().get('ipc-ns')}")
+    before = sysv_keys()
+    o = run(ex, SYSV)
+    assert o.stdout == "True True True\n", o
+    assert sysv_keys() == before
+    assert run(ex, FIND_SYSV).stdout == "-1 -1 -1\n"
+
+
+def test_a_root_harness_with_namespaces_runs_its_children_as_their_own_user(ex):
+    """Where the harness is root and has a mount namespace of its own (as on CI's machines and training nodes), the
+    own-uid layer is on; it turning itself off there would quietly bring back every root-only hole above."""
+    layers = ex.isolation()
+    if os.geteuid() != 0 or "private-tmp" not in layers:
+        pytest.skip("not a root harness with a mount namespace of its own")
+    assert "own-uid" in layers, ex.isolation_errors()
+    uid, euid, groups = run(ex, "import os\nprint(os.getuid(), os.geteuid(), os.getgroups())").stdout.split(maxsplit=2)
+    assert (uid, groups) == (euid, "[]\n") and uid != "0"
