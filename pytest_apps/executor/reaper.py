@@ -1,12 +1,15 @@
 """Finding and killing what a test left behind. The server is a child subreaper: when a test's child is
 gone, every process it started that is still alive (a daemon in another process group, say) has been
-re-parented to the server, where these functions find it."""
+re-parented to the server, where these functions find it. A process made with clone(CLONE_PARENT) is a child of
+the program's parent instead, the zygote: the same functions find it among the zygote's children that are not the
+server's spares."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+from collections.abc import Collection
 
 
 def children(children_path: str) -> list[int]:
@@ -29,17 +32,19 @@ def children(children_path: str) -> list[int]:
     return [int(x) for x in b"".join(chunks).split()]
 
 
-def live_children(children_path: str, keep: int | None) -> list[int]:
-    """Our children other than `keep` (the zygote), after reaping the exited ones."""
+def live_children(children_path: str, keep: Collection[int]) -> list[int]:
+    """The live children listed at `children_path` but those in `keep`; our own exited ones are reaped (another
+    process's children, the zygote's, are only looked at)."""
     live = []
     for k in children(children_path):
-        if k == keep:
+        if k in keep:
             continue
         try:
             if os.waitpid(k, os.WNOHANG)[0] == 0:
                 live.append(k)
         except ChildProcessError:
-            pass
+            if not gone(k):
+                live.append(k)
     return live
 
 
@@ -57,8 +62,9 @@ def descendants(roots: list[int]) -> list[int]:
     return seen
 
 
-def sweep(children_path: str, keep: int | None) -> int:
-    """Stop, then kill and reap, every process below us but `keep`; returns how many were killed."""
+def sweep(children_path: str, keep: Collection[int]) -> int:
+    """Stop, then kill (and reap, where they are ours) every child listed at `children_path` but those in `keep`,
+    with everything below them; returns how many were killed."""
     killed = 0
     for _ in range(200):
         kids = live_children(children_path, keep)

@@ -461,7 +461,19 @@ class Server:
                     del buf[: len(buf) - (1 << 21)]
 
     def _sweep(self) -> int:
-        return reaper.sweep(self.children_path, keep=self.zygote_pid)
+        """Kill what the last tests left behind: our orphans (we are their subreaper), and the zygote's children
+        that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the zygote)."""
+        killed = reaper.sweep(self.children_path, keep=(self.zygote_pid,))
+        zygote = self.zygote_pid
+        try:
+            while self.forking and self._pump(1.0):  # every child the zygote forked for us has a pid here
+                pass
+        except ZygoteGone:
+            return killed
+        if zygote is None or self.forking:
+            return killed
+        spares = {sp.pid for sp in self.spares}
+        return killed + reaper.sweep(f"/proc/{zygote}/task/{zygote}/children", keep=spares)
 
     @staticmethod
     def _kill(pid: int) -> None:

@@ -516,3 +516,36 @@ def test_a_root_harness_with_namespaces_runs_its_children_as_their_own_user(ex):
     assert "own-uid" in layers, ex.isolation_errors()
     uid, euid, groups = run(ex, "import os\nprint(os.getuid(), os.geteuid(), os.getgroups())").stdout.split(maxsplit=2)
     assert (uid, groups) == (euid, "[]\n") and uid != "0"
+
+
+CLONE_PARENT_ESCAPE = """
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+CLONE_PARENT, SIGCHLD = 0x8000, 17
+pid = libc.syscall(56, CLONE_PARENT | SIGCHLD, 0, 0, 0, 0)  # clone(2): a sibling of ours, the zygote's child
+if pid == 0:
+    os.setsid()
+    time.sleep(0.3)  # past the end of its test
+    for i in range(3000):
+        try:
+            with open(f"junk{i}", "w") as f:
+                f.write("x" * 4096)
+        except OSError:
+            pass
+        time.sleep(0.001)
+    os._exit(0)
+print(pid if pid > 0 else -ctypes.get_errno())
+"""
+
+
+def test_a_process_made_the_zygotes_child_does_not_outlive_its_test(ex):
+    """clone(CLONE_PARENT) makes the new process a child of the program's parent (the zygote), which the server's
+    sweep of its own orphans never met: it lived on through later tests and filled the reused work folders."""
+    o = run(ex, CLONE_PARENT_ESCAPE)
+    assert o.status == RUN_EXITED, o
+    pid = int(o.stdout)
+    assert server_descendants(ex) == []
+    if pid > 0:
+        assert not alive(pid)
+    seen = [run(ex, "import os, time\ntime.sleep(0.1)\nprint(os.listdir('.'))").stdout for _ in range(2 * SPARES + 2)]
+    assert seen == ["[]\n"] * len(seen)
