@@ -71,7 +71,7 @@ class OwnClock:
     over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
     while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
 
-    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending")
+    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending", "floor")
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
@@ -80,6 +80,7 @@ class OwnClock:
         self.previous = 0.0  # when the last sample was taken (time.monotonic)
         self.since = 0.0  # the program has had a CPU at some moment after this time
         self.pending = 0.0  # at the last sample: the longest wait for a CPU the kernel may not have counted yet
+        self.floor = 0.0  # CPU seconds of the whole tree known from an exact count (rusage, a cgroup)
 
     def start(self, now: float) -> None:
         self.base = leader_times(self.pid) or (0, 0)
@@ -104,6 +105,11 @@ class OwnClock:
         if figures is not None:
             self._keep(self.pid, figures)
 
+    def count_at_least(self, seconds: float) -> None:
+        """An exact count of the whole tree's CPU time (the rusage of what was reaped, a cgroup's usage): the CPU
+        time C is at least that, whatever the samples saw."""
+        self.floor = max(self.floor, seconds)
+
     def _keep(self, tid: int, figures: tuple[int, int]) -> None:
         old = self.tasks.get(tid)
         # a task's figures only grow (a tid reused within one test would be undercounted: stricter)
@@ -122,8 +128,8 @@ class OwnClock:
 
     @property
     def cpu(self) -> float:
-        """C: the CPU time of all tasks together since the start, in seconds."""
-        return sum(c for c, _ in self._figures()) / 1e9
+        """C: the CPU time of all tasks together since the start, in seconds (at least the exact count, if any)."""
+        return max(sum(c for c, _ in self._figures()) / 1e9, self.floor)
 
     def own(self, wall: float) -> float:
         return own_time(wall, self.delay, self.cpu)

@@ -32,16 +32,20 @@ def children(children_path: str) -> list[int]:
     return [int(x) for x in b"".join(chunks).split()]
 
 
-def live_children(children_path: str, keep: Collection[int]) -> list[int]:
-    """The live children listed at `children_path` but those in `keep`; our own exited ones are reaped (another
-    process's children, the zygote's, are only looked at)."""
+def live_children(children_path: str, keep: Collection[int], reaped: list[float] | None = None) -> list[int]:
+    """The live children listed at `children_path` but those in `keep`; our own exited ones are reaped, and the CPU
+    seconds each used (with the children it waited for) are added to `reaped` (another process's children, the
+    zygote's, are only looked at)."""
     live = []
     for k in children(children_path):
         if k in keep:
             continue
         try:
-            if os.waitpid(k, os.WNOHANG)[0] == 0:
+            got, _, usage = os.wait4(k, os.WNOHANG)
+            if got == 0:
                 live.append(k)
+            elif reaped is not None:
+                reaped.append(usage.ru_utime + usage.ru_stime)
         except ChildProcessError:
             if not gone(k):
                 live.append(k)
@@ -62,14 +66,16 @@ def descendants(roots: list[int]) -> list[int]:
     return seen
 
 
-def sweep(children_path: str, keep: Collection[int]) -> int:
+def sweep(children_path: str, keep: Collection[int]) -> tuple[int, float]:
     """Stop, then kill (and reap, where they are ours) every child listed at `children_path` but those in `keep`,
-    with everything below them; returns how many were killed."""
+    with everything below them; returns how many were killed, and the CPU seconds of those we reaped (a process
+    killed or exited, re-parented to us: its CPU is the program's too)."""
     killed = 0
+    reaped: list[float] = []
     for _ in range(200):
-        kids = live_children(children_path, keep)
+        kids = live_children(children_path, keep, reaped)
         if not kids:
-            return killed
+            return killed, sum(reaped)
         for p in descendants(kids):
             try:
                 os.kill(p, signal.SIGSTOP)
@@ -82,8 +88,8 @@ def sweep(children_path: str, keep: Collection[int]) -> int:
             except OSError:
                 pass
         time.sleep(0.001)
-    live_children(children_path, keep)
-    return killed
+    live_children(children_path, keep, reaped)
+    return killed, sum(reaped)
 
 
 def gone(pid: int) -> bool:

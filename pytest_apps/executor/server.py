@@ -326,14 +326,18 @@ class Server:
             select.select([pidfd], [], [], 1.0)
         wall = time.monotonic() - t0
         clock.finish()  # the leader's last figures (it is not reaped before the zygote is asked to)
+        # How it ended comes from the kernel (the zygote's wait4), never from the child: anything the program's
+        # process can write, its report pipe included, it can forge.
+        status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
+        leftovers, orphans_cpu = self._sweep()
+        # The exact CPU of the whole tree, as the kernel's rusage tells it to the processes that reaped it: the
+        # child with every child it waited for (less what it used before its test), and each orphan we reaped.
+        # Sampling misses children that live a few milliseconds, and processes adopted by us.
+        clock.count_at_least(cpu - clock.base[0] / 1e9 + orphans_cpu)
         own = clock.own(wall)
         if own >= lim["timeout"] * speed.PROBE_FROM:  # once more, right after it: the speed it ended at
             probe.take(self.speed)
         own = speed.charged(own, clock.cpu, probe.credit)
-        # How it ended comes from the kernel (the zygote's wait4), never from the child: anything the program's
-        # process can write, its report pipe included, it can forge.
-        status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
-        leftovers = self._sweep()
         if not known and stop_reason(stopped, own, lim) is None:
             # it died with its zygote (or the zygote could not say how it ended): the harness failed, not
             # the program; the client's caller runs the test again on a fresh executor
@@ -460,20 +464,21 @@ class Server:
                 elif fd != out_r and len(buf) > 1 << 22:  # the report: its last lines are what counts
                     del buf[: len(buf) - (1 << 21)]
 
-    def _sweep(self) -> int:
+    def _sweep(self) -> tuple[int, float]:
         """Kill what the last tests left behind: our orphans (we are their subreaper), and the zygote's children
-        that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the zygote)."""
-        killed = reaper.sweep(self.children_path, keep=(self.zygote_pid,))
+        that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the zygote).
+        Returns how many were killed, and the CPU seconds of the orphans we reaped."""
+        killed, cpu = reaper.sweep(self.children_path, keep=(self.zygote_pid,))
         zygote = self.zygote_pid
         try:
             while self.forking and self._pump(1.0):  # every child the zygote forked for us has a pid here
                 pass
         except ZygoteGone:
-            return killed
+            return killed, cpu
         if zygote is None or self.forking:
-            return killed
+            return killed, cpu
         spares = {sp.pid for sp in self.spares}
-        return killed + reaper.sweep(f"/proc/{zygote}/task/{zygote}/children", keep=spares)
+        return killed + reaper.sweep(f"/proc/{zygote}/task/{zygote}/children", keep=spares)[0], cpu
 
     @staticmethod
     def _kill(pid: int) -> None:

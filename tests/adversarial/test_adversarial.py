@@ -549,3 +549,60 @@ def test_a_process_made_the_zygotes_child_does_not_outlive_its_test(ex):
         assert not alive(pid)
     seen = [run(ex, "import os, time\ntime.sleep(0.1)\nprint(os.listdir('.'))").stdout for _ in range(2 * SPARES + 2)]
     assert seen == ["[]\n"] * len(seen)
+
+
+# -- CPU the sampler would not see ----------------------------------------------------------------------------------
+
+SHORT_LIVED = """
+import os, time
+def burn(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s:
+        pass
+for _ in range(40):  # two at a time, 20 ms each, reaped at once: 1.6 s of CPU in about 0.8 s on two CPUs
+    kids = []
+    for _ in range(2):
+        pid = os.fork()
+        if pid == 0:
+            burn(0.02)
+            os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+print("done")
+"""
+ADOPTED_HELPER = """
+import os, time
+def burn(s):
+    t = time.thread_time()
+    while time.thread_time() - t < s:
+        pass
+r, w = os.pipe()
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:  # adopted by the harness once its parent is gone: not below the program any more
+        burn(0.8)
+        os.write(w, b"half")
+        os._exit(0)
+    os._exit(0)
+burn(0.8)
+print(os.read(r, 4).decode())
+"""
+
+
+def test_cpu_of_short_lived_children_is_counted():
+    """Children that live 20 ms and are reaped at once: sampled /proc figures saw a fraction of their CPU, so on
+    two CPUs a program needing 5.2 s of CPU passed a 4 s limit. Their CPU is the program's, to the millisecond."""
+    with Executor(Limits(timeout=4.0, memory=1 << 30)) as roomy:
+        o = run(roomy, SHORT_LIVED)
+    assert (o.status, o.stdout) == (RUN_EXITED, "done\n"), o
+    assert 1.55 <= o.cpu_time < 2.5, o
+
+
+def test_cpu_of_an_adopted_helper_is_counted():
+    """A double-forked helper is adopted by the harness (a child subreaper), out of the program's tree: its 0.8 s
+    beside the program's own 0.8 s made 1.6 s of CPU under a 1 s limit, scored a pass."""
+    with Executor(Limits(timeout=1.0, memory=1 << 30)) as small:
+        o = run(small, ADOPTED_HELPER)
+    assert o.status == RUN_TIMEOUT, o
+    assert o.cpu_time >= 1.55, o
