@@ -76,8 +76,9 @@ if "private-tmp" in WITHOUT:
 if "landlock" in WITHOUT:
     fence.landlock_abi = lambda: 0
 
-for name in ("recv_frame", "send_frame", "outcome", "last_words"):
-    timed(server, name, "server." + name)
+for name in ("recv_frame", "send_frame", "outcome", "last_words"):  # (last_words: a baseline's, where it has one)
+    if hasattr(server, name):
+        timed(server, name, "server." + name)
 for name in ("run", "settle", "after_run", "_live_spare", "_watch", "_wait", "_request_spare", "_sweep",
              "_exit_status", "_drain"):
     timed(server.Server, name, "server." + name)
@@ -94,6 +95,7 @@ timed(server.socket, "send_fds", "server.send_fds")
 timed(server.os, "pidfd_open", "server.pidfd_open")
 
 child_setup = [0, 0]
+setup_seen = []  # the last child's setup CPU (seconds), read from its report before its program's line
 forked = [0.0, 0]
 real_spare_main = zygote.spare_main
 def spare_main(cfg, fds, parent, maxfd):
@@ -108,12 +110,19 @@ def child_main(req, code, args_blob, main, limits_applied):
         ru.ru_utime + ru.ru_stime, forked[0], ru.ru_minflt, forked[1]))
     real_child_main(req, code, args_blob, main, limits_applied)
 child.child_main = child_main
+real_finish = child._finish
+def finish(status):
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    child.write_all(3, b'{{"kind": "bench_program", "cpu": %r}}\n' % (ru.ru_utime + ru.ru_stime))
+    real_finish(status)
+child._finish = finish
 
 real_outcome = server.outcome
 def outcome(end):
     for line in bytes(end.rep).split(b"\n"):
         if line.startswith(b'{{"kind": "bench"'):
             b = json.loads(line)
+            setup_seen[:] = [b["setup"]]
             child_setup[0] += round(b["setup"] * 1e9)
             child_setup[1] += 1
             for key, value in (("child.setup: fork's return", b["forked"] * 1e9),
@@ -122,9 +131,9 @@ def outcome(end):
                 e = totals.setdefault(key, [0, 0])
                 e[0] += round(value)
                 e[1] += 1
-        elif line.startswith(b'{{"kind": "done"'):
+        elif line.startswith(b'{{"kind": "bench_program"'):  # the child's CPU when the program ends, less its setup
             e = totals.setdefault("child.program", [0, 0])
-            e[0] += round(json.loads(line)["cpu"] * 1e9)
+            e[0] += round(json.loads(line)["cpu"] * 1e9) - round(setup_seen[-1] * 1e9 if setup_seen else 0)
             e[1] += 1
     return real_outcome(end)
 server.outcome = outcome
