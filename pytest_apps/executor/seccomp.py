@@ -17,6 +17,8 @@ import platform
 import struct
 import sys
 
+from .fence import libc
+
 AUDIT_ARCH_X86_64 = 0xC000003E
 X32_SYSCALL_BIT = 0x40000000
 PR_SET_SECCOMP = 22
@@ -104,20 +106,34 @@ class _Program:
         return bytes(out)
 
 
+def _dispatch(p: _Program, calls: list[tuple[int, str]]) -> None:
+    """Send the system call number (loaded) to the label of its entry in `calls` (sorted by number), or allow it:
+    a binary search, so that every number passes a handful of comparisons. That keeps the filter fast for the
+    kernel to install too: it runs the filter on every system call number once, when it is installed, to find
+    the ones it may allow without running it (the seccomp action cache)."""
+    if len(calls) <= 3:
+        for nr, target in calls:
+            p.jump(BPF_JEQ_K, nr, target)
+        p.ret(SECCOMP_RET_ALLOW)
+        return
+    mid = len(calls) // 2
+    upper = f"ge{calls[mid][0]}"
+    p.jump(BPF_JGE_K, calls[mid][0], upper)
+    _dispatch(p, calls[:mid])
+    p.label(upper)
+    _dispatch(p, calls[mid:])
+
+
 def _compile() -> bytes:
     p = _Program()
     p.load(OFF_ARCH)  # another ABI (i386 through int 0x80): nothing at all
     p.jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, "enosys")
     p.load(OFF_NR)
     p.jump(BPF_JGE_K, X32_SYSCALL_BIT, "enosys")  # the x32 ABI: a second table of the same calls
-    for nr in sorted(nr for _, calls in REFUSED for nr in calls.values()):
-        p.jump(BPF_JEQ_K, nr, "eperm")
-    p.jump(BPF_JEQ_K, SYS_CLONE3, "enosys")  # its flags are in memory the filter cannot read; glibc falls back
-    p.jump(BPF_JEQ_K, SYS_CLONE, "clone")
-    p.jump(BPF_JEQ_K, SYS_SOCKET, "family")
-    p.jump(BPF_JEQ_K, SYS_SOCKETPAIR, "family")
-    p.jump(BPF_JEQ_K, SYS_PRLIMIT64, "prlimit")
-    p.ret(SECCOMP_RET_ALLOW)
+    calls = [(nr, "eperm") for _, refused in REFUSED for nr in refused.values()]
+    calls += [(SYS_CLONE3, "enosys"),  # its flags are in memory the filter cannot read; glibc falls back to clone
+              (SYS_CLONE, "clone"), (SYS_SOCKET, "family"), (SYS_SOCKETPAIR, "family"), (SYS_PRLIMIT64, "prlimit")]
+    _dispatch(p, sorted(calls))
     p.label("clone")  # the kernel reads the low 32 bits of the flags only
     p.load(_arg_low(0))
     p.jump(BPF_JSET_K, CLONE_REFUSED, "eperm", "allow")
@@ -148,10 +164,9 @@ _FILTER = _compile()
 _FILTER_BUFFER = ctypes.create_string_buffer(_FILTER, len(_FILTER))
 _FPROG = _SockFprog(len(_FILTER) // 8, ctypes.addressof(_FILTER_BUFFER))
 _FPROG_ADDRESS = ctypes.addressof(_FPROG)
-# looked up here, before the zygote forks (see fence.py: a lookup in the child costs it copy-on-write page faults)
-_prctl = ctypes.CDLL(None, use_errno=True).prctl
-_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-_prctl.restype = ctypes.c_int
+# fence's prctl, looked up before the zygote forks and called by every child already: a function of its own would
+# cost each child some 20 microseconds more (its first call after the fork)
+_prctl = libc.prctl
 _available: str | None = None
 
 
