@@ -5,7 +5,7 @@ The pytest process (an xdist worker, which has threads) never forks and never ru
 `python -P -s serve.py`), which compiles each program once (`compiler.py`) and runs each test in a child forked
 ahead of time by its zygote (`zygote.py`), in a free slot of the machine (`slots.py`). The child fences itself in
 (process group, rlimits, clean environment, fresh working directory from `workdirs.py`, no capabilities, Landlock,
-no network; `child.py`, `fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the
+no network, a syscall filter from `seccomp.py`; `child.py`, `fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the
 original APPS harness does under the apps profile: `appsstyle.py`); the server watches it from outside (wall
 clock, output bytes; its own time from `clock.py`), kills its whole process group and every leftover descendant
 (`reaper.py`), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
