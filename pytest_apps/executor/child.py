@@ -23,6 +23,7 @@ import threading
 
 from .fence import (CLONE_NEWIPC, CLONE_NEWNS, PR_SET_PDEATHSIG, apply_limits, become, drop_capabilities,
                     landlock_restrict, prctl, setns, unshare)
+from . import seccomp  # (its filter is built at import: in the zygote, once)
 from .protocol import HARNESS_EXIT, READY_LINE, STYLE_APPS_HARNESS, recv_go, write_all
 
 # the child's environment; HOME and TMPDIR are set to its work directory in the child
@@ -300,6 +301,8 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         limits = cfg.get("limits")
         if limits:
             apply_limits(limits)
+        if cfg.get("seccomp"):
+            seccomp.install()  # last: it refuses the namespaces and mounts the steps above use
         random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
         sys.path[0] = workdir
         main = sys.modules["__main__"]  # made empty by prepare_child_state()

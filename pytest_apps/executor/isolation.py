@@ -3,7 +3,7 @@
 No network (a network namespace, in a user namespace when not root), a private /tmp and /dev/shm per test
 (a mount namespace of the server's own, then one per work folder: workdirs.py), a pids cgroup (root only),
 no capabilities and a uid of the children's own (root only: users.py), an IPC namespace per child (System V
-objects and POSIX message queues die with the test), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
+objects and POSIX message queues die with the test), a syscall filter (seccomp.py), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
 the report header.
 """
 
@@ -14,7 +14,7 @@ import errno
 import os
 import sys
 
-from . import fence, users
+from . import fence, seccomp, users
 from .fence import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_PRIVATE, MS_REC, LandlockRules
 
 BASE_LAYERS = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
@@ -31,6 +31,7 @@ class Layers:
         self.own_mounts = False  # the server has a mount namespace of its own, private to it
         self.uid: int | None = None  # the children's own uid (a root harness), None: they keep the server's
         self.ipc = False  # each child unshares an IPC namespace of its own
+        self.seccomp = False  # each child installs the syscall filter (seccomp.py) before its program runs
 
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
@@ -69,6 +70,12 @@ class Layers:
             self.errors["ipc-ns"] = "a child could not have an IPC namespace of its own"
         if os.geteuid() == 0:
             self._setup_own_uid(base)
+        why = seccomp.available()
+        if not why and _probe(seccomp=True, uid=self.uid, drop_caps=self.drop_caps):
+            self.seccomp = True
+            self.names.append("seccomp")
+        else:
+            self.errors["seccomp"] = why or "a child under the syscall filter could not load the standard library"
         abi = fence.landlock_abi()
         if not abi:
             self.errors["landlock"] = "not available (kernel or architecture)"
@@ -206,6 +213,8 @@ def _probe(**fenced) -> bool:
                 fence.become(fenced["uid"])
             if fenced.get("drop_caps"):
                 fence.drop_capabilities()
+            if fenced.get("seccomp"):
+                seccomp.install()
             if fenced.get("landlock_fd") is not None:
                 fence.landlock_restrict(fenced["landlock_fd"])
                 try:

@@ -160,7 +160,7 @@ class Server:
             socket.send_fds(self.ctl, [marshal.dumps({"workdir": workdir, "workdir_bytes": os.fsencode(workdir),
                                                       "limits": self.limits, "landlock": d.ruleset is not None,
                                                       "mntns": d.mntns is not None, "ipc": self.layers.ipc,
-                                                      "uid": self.layers.uid,
+                                                      "uid": self.layers.uid, "seccomp": self.layers.seccomp,
                                                       "drop_caps": self.layers.drop_caps and self._children_drop_caps()})],
                             theirs)
         except OSError:

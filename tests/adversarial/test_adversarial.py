@@ -606,3 +606,77 @@ def test_cpu_of_an_adopted_helper_is_counted():
         o = run(small, ADOPTED_HELPER)
     assert o.status == RUN_TIMEOUT, o
     assert o.cpu_time >= 1.55, o
+
+
+# -- what the syscall filter refuses ------------------------------------------------------------------------------
+
+def needs_seccomp(ex) -> None:
+    if "seccomp" not in ex.isolation():
+        pytest.skip(f"no syscall filter here: {ex.isolation_errors().get('seccomp')}")
+
+
+def key_users() -> str:
+    try:
+        with open("/proc/key-users") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+FOREIGN = """
+import ctypes, errno, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+got = []
+# a key in the user's keyring outlives the run; add_key(2), keyctl(2)
+if libc.syscall(248, b"user", b"pytest-apps-key", b"secret", 6, -4) >= 0:  # KEY_SPEC_USER_KEYRING
+    got.append("key")
+if libc.syscall(250, 1, -4, 0, 0, 0) >= 0:  # KEYCTL_JOIN_SESSION_KEYRING... of the user keyring
+    got.append("keyctl")
+try:  # a channel to the machine's host
+    s = socket.socket(40, socket.SOCK_STREAM)  # AF_VSOCK
+    s.settimeout(0.5)
+    s.connect((2, 1024))  # the host's CID
+    got.append("vsock-connected")
+except OSError as e:
+    got.append(f"vsock:{errno.errorcode.get(e.errno)}")
+try:
+    socket.socket(17, socket.SOCK_RAW)  # AF_PACKET
+    got.append("packet")
+except OSError:
+    pass
+try:
+    os.sched_setaffinity(0, range(os.cpu_count()))
+    got.append("affinity")
+except OSError:
+    pass
+print(*got)
+"""
+
+
+def test_keys_foreign_sockets_and_a_wider_affinity_are_refused(ex):
+    """Keys in the kernel's keyrings outlive the run; a vsock socket is a channel to the machine's host; a wider CPU
+    affinity takes CPUs from the other tests. The program gets an error for each, and nothing is left behind."""
+    needs_seccomp(ex)
+    before = key_users()
+    o = run(ex, FOREIGN)
+    assert (o.status, o.stdout) == (RUN_EXITED, "vsock:EAFNOSUPPORT\n"), o
+    assert key_users() == before
+
+
+def test_the_filter_keeps_what_programs_use(ex):
+    """Threads, processes, pipes, local sockets and a program's own limits work under the filter."""
+    needs_seccomp(ex)
+    src = """
+    import multiprocessing, os, resource, socket, subprocess, sys, threading
+    if __name__ == "__main__":
+        t = threading.Thread(target=lambda: None); t.start(); t.join()
+        with multiprocessing.Pool(2) as pool:
+            assert pool.map(abs, [-1, -2]) == [1, 2]
+        assert subprocess.run([sys.executable, "-c", "print(5)"], capture_output=True).stdout == b"5\\n"
+        a, b = socket.socketpair(); a.send(b"x"); assert b.recv(1) == b"x"
+        socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+        print("ok", len(os.sched_getaffinity(0)) >= 1)
+    """
+    o = run(ex, src)
+    assert (o.status, o.stdout) == (RUN_EXITED, "ok True\n"), o
