@@ -344,6 +344,10 @@ class CgroupPool:
             return self.reason
         remove_stale(bases, name_prefix, self.version)
         name = f"{name_prefix}-{os.getpid()}"
+        taken = 0
+        while any(os.path.exists(os.path.join(b, name)) for b in bases.values()):
+            taken += 1  # another pool of this very process (each server has one; tests make a second)
+            name = f"{name_prefix}-{os.getpid()}.{taken}"
         try:
             for role, base in bases.items():
                 if role == V2:
@@ -495,9 +499,9 @@ def _remove_plain(dirs: dict[str, str]) -> None:
 
 
 def remove_stale(bases: dict[str, str], prefix: str, version: int) -> list[str]:
-    """Remove the parents `<prefix>-<pid>` under `bases` (role -> folder) whose server is no longer alive,
+    """Remove the parents `<prefix>-<pid>` (or `<prefix>-<pid>.<n>`) under `bases` (role -> folder) whose server is no longer alive,
     killing what is left in them; returns their names."""
-    pattern = re.compile(re.escape(prefix) + r"-(\d+)$")
+    pattern = re.compile(re.escape(prefix) + r"-(\d+)(?:\.\d+)?$")
     stale: set[str] = set()
     for base in bases.values():
         try:
