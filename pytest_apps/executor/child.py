@@ -264,17 +264,20 @@ def _system_exit_status(e: SystemExit) -> int:
 
 def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
     """Right after the zygote's fork: fence and set up what does not depend on the test, then wait for it.
-    `fds` are [stdin memfd, stdout, stderr, report, go, Landlock ruleset (cfg "landlock"), mount namespace
-    (cfg "mntns")], all numbered >= 5. Never returns."""
+    `fds` are [stdin memfd, stdout, stderr, report, go, its cgroup's cgroup.procs files (cfg "cgroups" of them),
+    Landlock ruleset (cfg "landlock"), mount namespace (cfg "mntns")], all numbered >= 5. Never returns."""
     try:
         os.setpgid(0, 0)  # its own process group, which the server kills as a whole
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != parent:
             os._exit(HARNESS_EXIT)
+        groups = cfg.get("cgroups", 0)
+        for fd in fds[5:5 + groups]:
+            os.write(fd, b"0")  # into its test's cgroup, one per hierarchy: everything it starts is born there
         for target in (0, 1, 2, 3):
             os.dup2(fds[target], target, inheritable=True)
         os.dup2(fds[4], 4, inheritable=False)
-        extra = fds[5:]
+        extra = fds[5 + groups:]
         if cfg.get("mntns"):
             setns(extra.pop(), CLONE_NEWNS)  # its folder is its /tmp and /dev/shm (workdirs.py)
         if cfg.get("ipc"):

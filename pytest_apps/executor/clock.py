@@ -34,6 +34,7 @@ Standard library only: the server imports this as part of its private package.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 SAMPLE_INTERVAL = 0.1  # seconds between samples of a running program's tasks
 
@@ -71,10 +72,12 @@ class OwnClock:
     over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
     while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
 
-    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending", "floor")
+    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending", "floor", "exact")
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, exact: Callable[[], float] | None = None) -> None:
+        """`exact`: the whole tree's CPU seconds so far from an exact count (a cgroup's), read at each sample."""
         self.pid = pid
+        self.exact = exact
         self.tasks: dict[int, tuple[int, int]] = {}
         self.base = (0, 0)  # the leader's figures when the test was handed over
         self.previous = 0.0  # when the last sample was taken (time.monotonic)
@@ -95,6 +98,8 @@ class OwnClock:
         runnable: set[int] = set()
         for tid, figures in task_times(self.pid, runnable).items():
             self._keep(tid, figures)
+        if self.exact is not None:
+            self.count_at_least(self.exact())
         if self.cpu > before:
             self.since = self.previous
         self.previous = now
@@ -104,6 +109,8 @@ class OwnClock:
         figures = leader_times(self.pid)
         if figures is not None:
             self._keep(self.pid, figures)
+        if self.exact is not None:
+            self.count_at_least(self.exact())
 
     def count_at_least(self, seconds: float) -> None:
         """An exact count of the whole tree's CPU time (the rusage of what was reaped, a cgroup's usage): the CPU

@@ -1,7 +1,8 @@
 """The optional isolation layers, each probed once in the server; a failure only removes the layer.
 
 No network (a network namespace, in a user namespace when not root), a private /tmp and /dev/shm per test
-(a mount namespace of the server's own, then one per work folder: workdirs.py), a pids cgroup (root only),
+(a mount namespace of the server's own, then one per work folder: workdirs.py), a pids cgroup and a cgroup per
+test (root only: cgroups.py),
 no capabilities and a uid of the children's own (root only: users.py), an IPC namespace per child (System V
 objects and POSIX message queues die with the test), a syscall filter (seccomp.py), Landlock (Linux >= 5.13). What is active, and why a layer is missing, goes into
 the report header.
@@ -15,6 +16,7 @@ import os
 import sys
 
 from . import fence, seccomp, users
+from .cgroups import CgroupPool
 from .fence import CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWUSER, MS_PRIVATE, MS_REC, LandlockRules
 
 BASE_LAYERS = ["fork-server", "rlimits", "pgroup-kill", "clean-env", "private-workdir"]
@@ -32,6 +34,7 @@ class Layers:
         self.uid: int | None = None  # the children's own uid (a root harness), None: they keep the server's
         self.ipc = False  # each child unshares an IPC namespace of its own
         self.seccomp = False  # each child installs the syscall filter (seccomp.py) before its program runs
+        self.cgroups = CgroupPool()  # a cgroup per test (cgroups.py), where the machine gives one
 
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
@@ -60,6 +63,11 @@ class Layers:
             self.errors["private-tmp"] = str(e)
         if os.geteuid() == 0 and processes > 0:
             self._setup_pids_cgroup(processes + extra_pids)
+        why = self.cgroups.setup("pytest-apps-tests", pids_max=max(processes, 0))
+        if why:
+            self.errors["cgroup-per-test"] = why
+        else:
+            self.names.append("cgroup-per-test")
         if os.geteuid() == 0 and _probe(drop_caps=True):
             self.drop_caps = True
             self.names.append("no-caps")
@@ -175,6 +183,7 @@ class Layers:
                     pass
 
     def close(self) -> None:
+        self.cgroups.close()
         if self.landlock is not None:
             self.landlock.close()
         if self.cgroup_dir:

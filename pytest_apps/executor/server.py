@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass
 
 from . import machine, reaper, speed, workdirs
+from .cgroups import Group
 from .clock import SAMPLE_INTERVAL, OwnClock
 from .compiler import Compiler
 from .ending import RUN_BACKSTOP, RunEnd, bus_error, outcome, stop_reason
@@ -53,6 +54,7 @@ class Spare:
     go_w: int | None = None  # where the test is handed over; EOF tells a spare never needed to exit
     failed: str | None = None
     retired: bool = False  # given up before it got a test: no pidfd is opened for it
+    group: Group | None = None  # its test's cgroup (cgroups.py), which it joins before its test arrives
 
 
 class Server:
@@ -153,6 +155,10 @@ class Server:
             theirs.append(w)
             r, sp.go_w = os.pipe2(os.O_CLOEXEC)
             theirs.append(r)
+            cgroups = self.layers.cgroups
+            if cgroups.available:
+                sp.group = cgroups.take()
+                theirs += sp.group.attach_fds()  # (the group's own: copies go to the zygote)
             for fd in (d.ruleset, d.mntns):  # the zygote gets copies; ours stay with the directory
                 if fd is not None:
                     theirs.append(fd)
@@ -161,6 +167,7 @@ class Server:
                                                       "limits": self.limits, "landlock": d.ruleset is not None,
                                                       "mntns": d.mntns is not None, "ipc": self.layers.ipc,
                                                       "uid": self.layers.uid, "seccomp": self.layers.seccomp,
+                                                      "cgroups": len(sp.group.attach_fds()) if sp.group else 0,
                                                       "drop_caps": self.layers.drop_caps and self._children_drop_caps()})],
                             theirs)
         except OSError:
@@ -242,6 +249,13 @@ class Server:
                     pass
         sp.stdin = sp.out_r = sp.err_r = sp.rep_r = sp.go_w = sp.pidfd = None
         self.dirs.drop(sp.dir)
+        self._recycle_group(sp)
+
+    def _recycle_group(self, sp: Spare) -> None:
+        """Its cgroup emptied (everything in it killed) and zeroed, ready for a later test."""
+        if sp.group is not None:
+            self.layers.cgroups.recycle(sp.group)
+            sp.group = None
 
     # -- running one test -----------------------------------------------------------------------------
     def run(self, req: dict, blobs: list[bytes]) -> tuple[dict, bytes]:
@@ -286,6 +300,8 @@ class Server:
             else:
                 while not reaper.gone(sp.pid) and time.monotonic() < end:
                     time.sleep(0.001)
+        for sp in self.ended:
+            self._recycle_group(sp)
         self.ended.clear()
         self._sweep()
         while self.trash:
@@ -298,14 +314,15 @@ class Server:
                 pass
             while len(self.spares) < SPARES:
                 self._request_spare()
+            self.layers.cgroups.prepare(2)  # the groups of the spares after these
         except (OSError, ZygoteGone):
             pass
 
     def _watch(self, sp: Spare, go: dict, go_blobs: list[bytes]) -> tuple[dict, bytes]:
         """Hand the test to the child, watch it until it ends or a limit stops it, and say how it ended."""
         lim = go["limits"]
-        pid, pidfd = sp.pid, sp.pidfd
-        clock = OwnClock(pid)
+        pid, pidfd, group = sp.pid, sp.pidfd, sp.group
+        clock = OwnClock(pid, group_cpu(group) if group is not None else None)
         t0 = time.monotonic()
         clock.start(t0)
         try:
@@ -321,6 +338,7 @@ class Server:
         probe = Probe()
         stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe)
         self._kill(pid)
+        in_group = kill_group(group, pid)  # everything the test started, whoever its parent is
         if pidfd is not None and not exited:
             # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
             select.select([pidfd], [], [], 1.0)
@@ -330,6 +348,10 @@ class Server:
         # process can write, its report pipe included, it can forge.
         status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
         leftovers, orphans_cpu = self._sweep()
+        leftovers = max(leftovers, in_group)
+        if group is not None:
+            clock.finish()  # (the group's count, now that nothing in it runs)
+            maxrss = max(maxrss, group.memory_peak() or 0)
         # The exact CPU of the whole tree, as the kernel's rusage tells it to the processes that reaped it: the
         # child with every child it waited for (less what it used before its test), and each orphan we reaped.
         # Sampling misses children that live a few milliseconds, and processes adopted by us.
@@ -569,6 +591,25 @@ def main() -> None:
         server.serve()
     finally:
         server.cleanup()
+
+
+def group_cpu(group: Group):
+    """The test's CPU seconds from its cgroup's count, from now on (what the spare used before is not the test's)."""
+    base = group.cpu_ns()
+    return lambda: (group.cpu_ns() - base) / 1e9
+
+
+def kill_group(group: Group | None, pid: int) -> int:
+    """Kill everything in the test's cgroup and wait for it to be empty; how many processes there were besides the
+    child `pid` (0 without a group; where the kill cannot finish, the sweeps do the work)."""
+    if group is None:
+        return 0
+    try:
+        others = len(set(group.pids()) - {pid})
+        group.kill()
+        return others
+    except (OSError, TimeoutError):
+        return 0
 
 
 class Probe:

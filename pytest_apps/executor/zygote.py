@@ -8,7 +8,8 @@ copy-on-write pages; the server, which does the protocol and the watching, is ne
 pays no copy-on-write faults at all.
 
 Control socket (AF_UNIX, SOCK_SEQPACKET), marshalled messages:
-  server -> zygote: {"workdir", "limits"} with fds [stdin, stdout, stderr, report, go, (ruleset)]
+  server -> zygote: {"workdir", "limits"} with fds [stdin, stdout, stderr, report, go, (cgroup.procs...),
+                    (ruleset), (mount namespace)]
                     | ("wait", pid)
   zygote -> server: ("forked", pid) | ("failed", error) | ("exit", pid, wait status, cpu s, maxrss bytes)
 """
@@ -33,7 +34,7 @@ PRELOAD = (
     "abc pprint time builtins codecs unicodedata collections.abc sys os atexit"
 ).split()
 CONTROL_FD = 9  # where the control socket lives; fds 3 and 4 stay taken so that received fds are >= 5
-MAX_FDS = 8
+MAX_FDS = 16  # a child's descriptors: stdio, report, go, its cgroup's (one a hierarchy), ruleset, namespace
 
 
 def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, drop_caps: bool, maxfd: int,

@@ -514,6 +514,9 @@ def test_a_root_harness_with_namespaces_runs_its_children_as_their_own_user(ex):
     if os.geteuid() != 0 or "private-tmp" not in layers:
         pytest.skip("not a root harness with a mount namespace of its own")
     assert "own-uid" in layers, ex.isolation_errors()
+    v1 = all(os.path.isdir(f"/sys/fs/cgroup/{c}") for c in ("freezer", "cpuacct"))
+    if v1 or os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+        assert "cgroup-per-test" in layers, ex.isolation_errors()
     uid, euid, groups = run(ex, "import os\nprint(os.getuid(), os.geteuid(), os.getgroups())").stdout.split(maxsplit=2)
     assert (uid, groups) == (euid, "[]\n") and uid != "0"
 

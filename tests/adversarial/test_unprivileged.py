@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_adversarial import ADOPTED_HELPER, CLONE_PARENT_ESCAPE, FORGED_END, SHORT_LIVED, SYSV, FIND_SYSV
+from .test_adversarial import ADOPTED_HELPER, CLONE_PARENT_ESCAPE, FIND_SYSV, FOREIGN, FORGED_END, SYSV
 from .unprivileged import outcomes
 
 SCRIPT = """
@@ -26,6 +26,18 @@ print(json.dumps(out))
 """
 
 
+# the zygote and the server share this user's uid: prlimit needs nothing more
+PRLIMIT = """
+import os, resource
+for pid in (os.getppid(), 1):
+    try:
+        resource.prlimit(pid, resource.RLIMIT_AS, (4096, 4096))
+        print("lowered", pid)
+    except OSError:
+        pass
+"""
+
+
 def results(programs: dict[str, str], timeout: float = 1.0) -> dict:
     import json
 
@@ -42,6 +54,9 @@ def hostile() -> dict:
         "listing": "import os, time\ntime.sleep(0.4)\nprint(os.listdir('.'))",
         "sysv": SYSV,
         "find_sysv": FIND_SYSV,
+        "foreign": FOREIGN,
+        "prlimit": PRLIMIT,
+        "after_prlimit": "x = bytearray(200 * 1024 * 1024)\nprint(len(x))",
     })
 
 
@@ -69,3 +84,11 @@ def test_ipc_objects_end_with_their_test(hostile):
         pytest.skip("no IPC namespace per child for this user here")
     assert hostile["sysv"]["stdout"] == "True True True\n"
     assert hostile["find_sysv"]["stdout"] == "-1 -1 -1\n"
+
+
+def test_the_filter_holds_for_a_user(hostile):
+    if "seccomp" not in hostile["layers"]:
+        pytest.skip("no syscall filter here")
+    assert hostile["foreign"]["stdout"] == "vsock:EAFNOSUPPORT\n", hostile["foreign"]
+    assert hostile["prlimit"]["stdout"] == "", hostile["prlimit"]
+    assert hostile["after_prlimit"]["stdout"] == f"{200 * 1024 * 1024}\n", hostile["after_prlimit"]
