@@ -21,6 +21,7 @@ import pytest
 
 from pytest_apps.executor import cgroups
 from pytest_apps.executor.cgroups import CgroupPool
+from pytest_apps.executor.reaper import gone
 
 PREFIX = "pytest-apps-test"
 PIDS_MAX = 40
@@ -90,14 +91,6 @@ def reap(pid: int, timeout: float = 10.0) -> int:
     raise AssertionError(f"process {pid} did not exit within {timeout} s")
 
 
-def gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True
-
-
 def wait_empty(group: cgroups.Group, timeout: float = 10.0) -> None:
     end = time.monotonic() + timeout
     while group.pids():
@@ -142,6 +135,37 @@ def test_a_process_joined_through_the_descriptors_is_in_the_group(pool):
         os.close(r)
         os.close(w)
     assert g.pids() == []
+
+
+def test_a_process_that_gave_up_root_joins_through_the_descriptors(pool):
+    """The descriptors were opened by root: the kernel checks the opener, so a spare may join after it has
+    become an unprivileged user without capabilities."""
+    g = pool.take()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            for fd in g.attach_fds():
+                os.write(fd, b"0")
+            os.read(r, 1)
+            code = 0
+        finally:
+            os._exit(code)
+    try:
+        wait = time.monotonic() + 5
+        while pid not in g.pids() and time.monotonic() < wait:
+            time.sleep(0.002)
+        assert g.pids() == [pid]
+    finally:
+        os.write(w, b"x")
+        status = reap(pid)
+        os.close(r)
+        os.close(w)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_cpu_of_many_short_lived_children_is_counted(pool):

@@ -8,7 +8,8 @@ ahead of time by its zygote (`zygote.py`), in a free slot of the machine (`slots
 no network, a syscall filter from `seccomp.py`; `child.py`, `fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the
 original APPS harness does under the apps profile: `appsstyle.py`); the server watches it from outside (wall
 clock, output bytes; its own time from `clock.py`), kills its whole process group and every leftover descendant
-(`reaper.py`), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
+(`reaper.py`; where the machine allows, a cgroup of its own per test, made ahead of time by `cgroups.py`, counts the
+CPU of the whole tree and kills it at once), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
 `Outcome`. `machine.py` measures how fast this machine runs Python (for the reports and the time scale); `speed.py`, a
 calibrated probe of its current speed, so the time limit means seconds on this machine when quiet.
 
