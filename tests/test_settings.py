@@ -44,7 +44,6 @@ BAD_VALUES = [
     (("--apps-limit", "x"), "--apps-limit: 'x' is not a valid int"),
     (("--apps-limit", "-1"), "--apps-limit: -1 is negative; give 0 or more problems"),
     (("--apps-offset", "-2"), "--apps-offset: -2 is negative; give 0 or more"),
-    (("--apps-difficulty", "expert"), "--apps-difficulty: unknown tier 'expert'; use one of introductory"),
     (("--apps-timeout", "0"), "--apps-timeout: 0.0 must be more than 0 seconds"),
     (("--apps-timeout-scale", "0"), "--apps-timeout-scale: 0.0 must be more than 0 (1 keeps the limits)"),
     (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),

@@ -19,8 +19,6 @@ DEFAULT_REPORT = "reports/apps-report.json"
 DEFAULT_RECORDS = ".apps-records"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
 STEALING_MODES = ("on", "off")  # --apps-work-stealing (see plugin/scheduling.py)
-TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
-TACO_TIERS = ("EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")  # TACO's tiers (dataset/taco.py), in its order
 LIMIT_MODES = ("fixed", "row")  # --apps-limits
 NEEDS_CHECKER_MODES = ("score", "exclude")  # --apps-needs-checker
 
@@ -124,8 +122,8 @@ class Settings:
     only: tuple[str, ...] = option((),
         "Only these problem ids (repeatable, or comma-separated).", kind="list", metavar="ID", commas=True)
     difficulty: tuple[str, ...] = option((),
-        "Only this tier: introductory, interview or competition (APPS); EASY, MEDIUM, "
-        "MEDIUM_HARD, HARD or VERY_HARD (TACO) (repeatable).", kind="list", metavar="TIER")
+        "Only this tier, as the dataset names its tiers (any case; each dataset's page lists them) "
+        "(repeatable).", kind="list", metavar="TIER")
     tag: tuple[str, ...] = option((),
         "Only problems with this tag or skill type (TACO's tags / skill_types, any case; repeatable, or "
         "comma-separated).", kind="list", metavar="NAME", commas=True)
@@ -485,10 +483,6 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
     if s.fail_on_regression and not s.baseline:
         raise OptionError(f"{named('fail-on-regression')}: give {named('baseline')}=PATH, the JSON report to "
                           "compare with")
-    for tier in s.difficulty:
-        if tier.strip().lower() not in TIERS and tier.strip().upper() not in TACO_TIERS:
-            raise OptionError(f"{named('difficulty')}: unknown tier {tier!r}; use one of {', '.join(TIERS)} "
-                              f"(APPS) or {', '.join(TACO_TIERS)} (TACO)")
     if s.limits not in LIMIT_MODES:
         raise OptionError(f"{named('limits')}: unknown mode {s.limits!r}; use {' or '.join(LIMIT_MODES)}")
     if s.needs_checker not in NEEDS_CHECKER_MODES:

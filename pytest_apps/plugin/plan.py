@@ -30,7 +30,7 @@ from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_fo
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
 from ..core.settings import Settings
-from ..dataset import index, taco
+from ..dataset import index, table
 from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, Selection, SkippedRow, absent_tiers_line
 from ..dataset.rows import DatasetError
@@ -119,7 +119,7 @@ def build_plan(
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
-        special.check_rows(not parsed.problems or any(taco.tier_of(p.difficulty) for p in parsed.problems))
+        special.check_rows(table.takes_special_judge(parsed.problems))
     if special is not None and settings.needs_checker == "exclude":
         checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
         parsed.problems, left_out = exclude_needing_checker(
