@@ -289,7 +289,7 @@ def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None =
                 out = {"ids": [r.get("problem_id") for r in rows], "digest": hashlib.sha256(text).hexdigest()}
             else:
                 out = {"rows": rows}
-            print(json.dumps({"source": source.__dict__, **out}))
+            print(json.dumps({"source": source.to_dict(), **out}))
         except DatasetError as exc:
             print("DatasetError: " + str(exc))
         """

@@ -59,7 +59,36 @@ def taco_sample() -> Sample:
                   {"0": ECHO_WRONG, "1": ECHO_WRONG}, {"0": "MEDIUM", "1": "HARD"})
 
 
-SAMPLES = {"apps": apps_sample, "taco": taco_sample}
+def encode_private(tests: list[dict]) -> str:
+    """LiveCodeBench's encoding of private tests: base64(zlib(pickle(JSON text)))."""
+    import base64
+    import pickle
+    import zlib
+
+    return base64.b64encode(zlib.compress(pickle.dumps(json.dumps(tests)))).decode()
+
+
+def lcb_sample() -> Sample:
+    stdin = [{"input": "2\n", "output": "4\n", "testtype": "stdin"}]
+    private = [{"input": "5\n", "output": "10\n", "testtype": "stdin"}]
+    functional = [{"input": "[1, 2]\n3", "output": "[4, 5]", "testtype": "functional"}]
+    base = {"question_title": "t", "contest_id": "c", "starter_code": "", "metadata": "{}"}
+    rows = [
+        {**base, "question_content": "Double n.", "platform": "atcoder", "question_id": "abc001_a",
+         "contest_date": "2024-01-06T00:00:00", "difficulty": "easy", "public_test_cases": json.dumps(stdin),
+         "private_test_cases": encode_private(private)},
+        {**base, "question_content": "Add k to each.", "platform": "leetcode", "question_id": "3001",
+         "contest_date": "2024-05-04T18:30:00", "difficulty": "medium", "public_test_cases": json.dumps(functional),
+         "private_test_cases": json.dumps(functional), "metadata": json.dumps({"func_name": "addAll"}),
+         "starter_code": "class Solution:\n    def addAll(self, nums: List[int], k: int) -> List[int]:\n        "},
+    ]
+    right = "class Solution:\n    def addAll(self, nums, k):\n        return [x + k for x in nums]\n"
+    wrong = "class Solution:\n    def addAll(self, nums, k):\n        return [x - k for x in nums]\n"
+    return Sample(rows, {"abc001_a": ECHO_DOUBLE, "3001": right}, {"abc001_a": ECHO_WRONG, "3001": wrong},
+                  {"abc001_a": "easy", "3001": "medium"})
+
+
+SAMPLES = {"apps": apps_sample, "taco": taco_sample, "livecodebench": lcb_sample}
 EACH_ENTRY = pytest.mark.parametrize("name", list(TABLE))
 
 

@@ -20,7 +20,6 @@ from typing import Any
 from ..core import jsontext
 from .model import CALL, STDIN, Cases, Problem, SkippedRow
 
-NAME = "apps"
 TIERS = ("introductory", "interview", "competition")  # APPS's tiers, easiest first
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 COLUMNS = (*ROW_FIELDS, "id")

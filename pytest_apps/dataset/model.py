@@ -35,13 +35,14 @@ class Problem:
     starter_code: str = ""
     broken: str = ""  # non-empty: the problem scores 0 with this reason and runs nothing
     input_sizes: tuple[int, ...] = ()  # length of each kept test's input, for cheap-first ordering
-    # TACO rows (`taco.py`): tags and skill types, and the row's own limits (None: the row has none; limit_error:
-    # the row's limit text could not be read, so the fixed limits apply)
+    # labels a dataset gives (TACO's tags and skill types, LiveCodeBench's platform, ...), and the row's own limits
+    # (None: the row has none; limit_error: the row's limit text could not be read, so the fixed limits apply)
     tags: tuple[str, ...] = ()
     skills: tuple[str, ...] = ()
     time_limit: float | None = None
     memory_limit: int | None = None
     limit_error: str = ""
+    date: str = ""  # the contest date (ISO) of datasets that give one, for --apps-since / --apps-until
 
     def to_dict(self) -> dict[str, Any]:
         # not dataclasses.asdict: its deep copies cost half a second over the full split's plan
@@ -80,3 +81,12 @@ class Cases:
 
     def __len__(self) -> int:
         return len(self.inputs)
+
+
+@dataclass(frozen=True)
+class DataOptions:
+    """Which of a dataset's rows and tests a run reads, before any selection: a release (LiveCodeBench's files)
+    and the test sets that count (CodeContests'; empty: the dataset's default). The report names them."""
+
+    release: str | None = None
+    test_sets: tuple[str, ...] = ()

@@ -16,7 +16,7 @@ from typing import Any
 from ..core.settings import parse_only
 from . import table
 from .apps import TIERS  # noqa: F401 - APPS's tiers, as callers name them here
-from .model import CALL, STDIN, Cases, Problem, SkippedRow  # noqa: F401 - the values this module makes
+from .model import CALL, STDIN, Cases, DataOptions, Problem, SkippedRow  # noqa: F401 - the values made here
 from .table import normalise_tier
 
 @dataclass
@@ -30,14 +30,32 @@ class Selection:
     offset: int = 0
     limit: int | None = None
     tags: Sequence[str] = ()
+    since: str | None = None  # contest dates from (YYYY-MM-DD), as LiveCodeBench's --start_date
+    until: str | None = None  # ... to (YYYY-MM-DD, midnight), as its --end_date
+    release: str | None = None  # which rows exist at all: a release (`DataOptions`)
+    test_sets: Sequence[str] = ()  # and which tests count
 
     def __post_init__(self) -> None:
         for tier in self.difficulties:
             normalise_tier(tier)
 
+    def data_options(self) -> DataOptions:
+        return DataOptions(self.release, tuple(self.test_sets))
+
+    def unfiltered(self) -> Selection:
+        """Every problem of the same rows: the data options kept, the filters dropped."""
+        return Selection(release=self.release, test_sets=self.test_sets)
+
+    def in_window(self, date: str) -> bool:
+        """Whether a row of this contest date is in the --apps-since / --apps-until window (always without one);
+        a row without a date is in no window."""
+        if self.since is None and self.until is None:
+            return True
+        return bool(date) and date_in_window(date, self.since, self.until)
+
     def stop_hint(self) -> int | None:
         """How many rows from the start are enough, when that is knowable before reading."""
-        if self.difficulties or self.only or self.tags or self.limit is None:
+        if self.difficulties or self.only or self.tags or self.since or self.until or self.limit is None:
             return None
         return self.offset + self.limit
 
@@ -65,6 +83,11 @@ def problem_id_of(row: dict[str, Any], index: int) -> str:
 def row_difficulty(row: dict[str, Any]) -> str:
     """The row's tier, as its dataset names it (APPS's in lower case, TACO's in upper case, ...)."""
     return table.entry_of(row).tier(row)
+
+
+def row_date(row: dict[str, Any]) -> str:
+    """The row's contest date (ISO), "" when its dataset gives none."""
+    return table.entry_of(row).date(row)
 
 
 def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
@@ -112,13 +135,15 @@ class Entry:
     difficulty: str
     parse: Callable[[int], tuple[Problem, Cases | None] | SkippedRow]
     solutions: Callable[[], Any] = lambda: None
+    date: str = ""  # the contest date (ISO), for datasets that give one
 
 
 def row_entries(rows: Iterable[dict[str, Any]]) -> Iterator[Entry]:
     """Raw rows as entries, parsed only if selection keeps them."""
     for index, row in enumerate(rows):
+        entry = table.entry_of(row)
         yield Entry(index, problem_id_of(row, index), row_difficulty(row), partial(parse_row, row, index),
-                    partial(row.get, "solutions"))
+                    partial(entry.solutions, row), row_date(row))
 
 
 def select(
@@ -165,6 +190,8 @@ def select_entries(
             continue
         if only and entry.problem_id not in only:
             continue
+        if not selection.in_window(entry.date):
+            continue
         parsed = None
         if wanted_tags:  # tags are known once the row is parsed: a row without a wanted one is not counted
             parsed = entry.parse(max_tests)
@@ -198,6 +225,19 @@ def select_entries(
         if tiers:
             out.tiers = list(met)
     return out
+
+
+def date_in_window(date: str, since: str | None, until: str | None) -> bool:
+    """``since <= date <= until`` as datetimes (a day alone is its midnight), as LiveCodeBench compares."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(date)
+    except ValueError:
+        return False
+    when = when.replace(tzinfo=None)
+    return ((since is None or datetime.fromisoformat(since) <= when)
+            and (until is None or when <= datetime.fromisoformat(until)))
 
 
 def absent_tiers_line(difficulties: Sequence[str], parsed: ParsedRows, dataset: str) -> str | None:

@@ -51,9 +51,15 @@ class Source:
     split: str  # ONE_FILE ("") for a single file: its rows are all read, whatever split was asked for
     revision: str | None
     resolved_revision: str | None
+    release: str | None = None  # the release read (LiveCodeBench), when the dataset has releases
+    test_sets: str | None = None  # the test sets that count (CodeContests), when the rows have several
 
     def to_dict(self) -> dict[str, str | None]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        for key in ("release", "test_sets"):  # named only where they apply
+            if data[key] is None:
+                del data[key]
+        return data
 
 
 def classify_file(path: Path) -> tuple[str, list[Path]]:

@@ -13,12 +13,12 @@ in `judge/profiles.py` where its evaluator's verdicts differ); see docs/extendin
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from . import apps, taco
-from .model import Cases, DatasetError, Problem, SkippedRow
+from . import apps, livecodebench, taco
+from .model import Cases, DataOptions, DatasetError, Problem, SkippedRow
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,13 @@ class Dataset:
     judge: str = "seed"  # the judge profile that gives its own evaluator's verdicts
     row_limits: str = ""  # what its rows say of limits, for `--apps-limits row` ("" when nothing)
     special_judge: bool = False  # TACO's special-judge list (`--apps-special-judge`) applies to its rows
+    date: Callable[[dict[str, Any]], str] = lambda row: ""  # plain row -> its contest date (ISO), "" for none
+    wrong_solutions: Callable[[dict[str, Any]], list[str]] = lambda row: []  # known-wrong programs it labels
+    releases: Callable[[str], list[str]] | None = None  # release name -> its split files (ValueError: unknown)
+    default_release: str | None = None  # the release its repositories are read at by name
+    test_sets: tuple[str, ...] = ()  # the test sets its rows hold (`--apps-test-sets`)
+    default_test_sets: tuple[str, ...] = ()  # those that count unless the option says
+    prepare: Callable[[dict, tuple[str, ...]], dict] | None = None  # (plain row, test sets that count) -> row
 
     def vocabulary(self) -> tuple[str, ...]:
         return (*self.tiers, *self.unknown_tiers)
@@ -52,13 +59,19 @@ def _apps_tier(row: dict[str, Any]) -> str:
 # The table, in the order docs and messages list it. Recognition goes the other way (`entry_of`): an entry whose
 # columns are a superset of another's (TACO's of APPS's) comes after it here.
 TABLE: dict[str, Dataset] = {d.name: d for d in (
-    Dataset(apps.NAME, "APPS", ("codeparrot/apps", "metr-evals/apps"), apps.marks, apps.COLUMNS, apps.normalize,
+    Dataset("apps", "APPS", ("codeparrot/apps", "metr-evals/apps"), apps.marks, apps.COLUMNS, apps.normalize,
             apps.problem_id, _apps_tier, apps.parse_with(_apps_tier), apps.solutions, apps.TIERS),
-    Dataset(taco.NAME, "TACO", ("BAAI/TACO",), taco.marks, taco.COLUMNS, taco.normalize, apps.problem_id,
+    Dataset("taco", "TACO", ("BAAI/TACO",), taco.marks, taco.COLUMNS, taco.normalize, apps.problem_id,
             taco.tier, taco.parse, apps.solutions, taco.TIERS, unknown_tiers=(taco.UNKNOWN_TIER,), judge="taco",
             row_limits="time_limit / memory_limit text", special_judge=True),
+    Dataset("livecodebench", "LiveCodeBench", ("livecodebench/code_generation_lite",
+                                                 "livecodebench/code_generation"),
+            livecodebench.marks, livecodebench.COLUMNS, livecodebench.normalize, livecodebench.problem_id,
+            livecodebench.tier, livecodebench.parse, livecodebench.solutions, livecodebench.TIERS, judge="lcb",
+            row_limits="the evaluator's 6 s per test", date=livecodebench.date, releases=livecodebench.release_splits,
+            default_release="release_latest"),
 )}
-DEFAULT = TABLE[apps.NAME]  # rows no entry claims are read as APPS rows (and refused there without an id)
+DEFAULT = TABLE["apps"]  # rows no entry claims are read as APPS rows (and refused there without an id)
 
 
 def entry_of(columns: Collection[str]) -> Dataset:
@@ -83,6 +96,70 @@ def all_columns() -> tuple[str, ...]:
 def accepted_schemas() -> str:
     """What rows the table reads, for a message refusing a file."""
     return " or ".join(entry.title for entry in TABLE.values()) + " rows"
+
+
+def named(dataset: str) -> Dataset | None:
+    """The entry one of whose hub repositories `dataset` names (``owner/name`` or a folder in it), or None."""
+    repo = "/".join(str(dataset).strip("/").split("/")[:2]).lower()
+    return next((e for e in TABLE.values() if repo in (n.lower() for n in e.hub_names)), None)
+
+
+# ---------------------------------------------------------------------------------------------------- options
+
+
+def default_release(dataset: str) -> str | None:
+    """The release a repository of a dataset with releases is read at by name (None for others)."""
+    entry = named(dataset)
+    return entry.default_release if entry is not None else None
+
+
+def release_splits(dataset: str, release: str) -> list[str]:
+    """The split files `release` reads, by the dataset's entry (the one with releases, for a folder)."""
+    entry = named(dataset)
+    with_releases = [e for e in TABLE.values() if e.releases is not None]
+    if entry is not None and entry.releases is None:
+        raise DatasetError(f"--apps-release={release} does not apply: {dataset} is {entry.title}, which has no "
+                           f"releases ({', '.join(e.title for e in with_releases)} has)")
+    try:
+        return (entry or with_releases[0]).releases(release)  # type: ignore[misc]
+    except ValueError as exc:
+        raise DatasetError(str(exc)) from None
+
+
+def prepared(source: Any, rows: Iterator[dict], options: DataOptions) -> tuple[Any, Iterator[dict]]:
+    """Rows with the test sets that count applied (`--apps-test-sets`), and the Source naming them, decided by the
+    first usable row's entry; a dataset whose rows hold one test set takes no `--apps-test-sets`."""
+    head: list[dict] = []
+    for row in rows:
+        head.append(row)
+        if "__error__" not in row:
+            break
+    entry = entry_of(head[-1]) if head and "__error__" not in head[-1] else None
+    rows = _rejoined(head, rows)
+    if entry is None or entry.prepare is None:
+        if options.test_sets and entry is not None:
+            raise DatasetError(f"--apps-test-sets={','.join(options.test_sets)} does not apply: {source.dataset} "
+                               f"holds {entry.title} rows, whose tests are one set")
+        return source, rows
+    chosen = tuple(options.test_sets) or entry.default_test_sets
+    unknown = [name for name in chosen if name not in entry.test_sets]
+    if unknown or not chosen:
+        raise DatasetError(f"--apps-test-sets={','.join(options.test_sets)}: {entry.title} rows hold the test sets "
+                           f"{', '.join(entry.test_sets)}; give one or more of them, comma-separated")
+    prepare = entry.prepare
+    return replace(source, test_sets=",".join(chosen)), (row if "__error__" in row else prepare(row, chosen)
+                                                         for row in rows)
+
+
+def _rejoined(head: list[dict], rows: Iterator[dict]) -> Iterator[dict]:
+    """The rows looked at, then the rest; closing it closes the reader (its files)."""
+    try:
+        yield from head
+        yield from rows
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
 
 
 # ----------------------------------------------------------------------------------------------------- tiers

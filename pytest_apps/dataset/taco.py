@@ -19,14 +19,12 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from . import apps
 from .limits import RowLimits, limit_of, limit_text, time_limit_of  # noqa: F401 - named here for TACO's callers
 from .model import Cases, Problem, SkippedRow
 
-NAME = "taco"
 TIERS = ("EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")  # TACO's order, easiest first
 UNKNOWN_TIER = "UNKNOWN_DIFFICULTY"
 # Columns only TACO rows have: a row (or a file's schema) with one of them is a TACO row, whose id is its index.

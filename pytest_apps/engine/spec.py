@@ -72,4 +72,6 @@ def run_spec(settings: Settings, *, checker_code: Mapping[str, str] | None = Non
 
 def selection_of(settings: Settings) -> Selection:
     """The problems `settings` select, in the order the selection applies: tiers, ids, offset, limit; tags."""
-    return Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
+    return Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag,
+                     since=settings.since, until=settings.until, release=settings.release,
+                     test_sets=settings.test_sets)
