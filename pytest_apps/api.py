@@ -203,11 +203,7 @@ def load_problems(
         warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=2)
     if (since or until) and not parsed.problems and not parsed.skipped:
         raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
-    for problem in parsed.problems:
-        cases = parsed.cases.get(problem.id)
-        if cases is None:  # from the cached problem index: its file holds every test
-            cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
-        _TEST_DATA.put(problem, cases)
+    _keep_test_data(loaded)
     return ProblemList(
         parsed.problems,
         source=loaded.source_dict(),
@@ -227,6 +223,15 @@ def load_problems(
                                  ("test_sets", list(sets))) if v},  # named where given
         },
     )
+
+
+def _keep_test_data(loaded: problem_index.Loaded) -> None:
+    """Each loaded problem's tests, for `Evaluator`: as parsed, or from the cached problem index's files."""
+    for problem in loaded.parsed.problems:
+        cases = loaded.parsed.cases.get(problem.id)
+        if cases is None:  # from the cached problem index: its file holds every test
+            cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
+        _TEST_DATA.put(problem, cases)
 
 
 def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -> Problem:
@@ -269,7 +274,8 @@ class Evaluator:
     the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
     `workers` (default one per core) bounds how many programs run at once in `score_many`. `judge`
     (`--apps-judge`) names a judge profile (the table in judge/profiles.py); `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
-    or "builtin".
+    or "builtin"; `limits` (`--apps-limits`) "row" runs a problem whose row gives limits (TACO, CodeContests,
+    LiveCodeBench's 6 s) under them.
 
     `confirm` (on by default, as in the plugin) runs each near-limit (`borderline`) verdict, and each timeout
     the mean slowdown measured around it would have brought within the limit, met while the machine was measured
@@ -297,12 +303,13 @@ class Evaluator:
         ray: bool = False,
         ray_per_node: int | None = None,
         confirm: bool = True,
+        limits: str = "fixed",
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
         # the options as the plugin's settings (converted and checked by the one option table, each error naming
         # the parameter), and the run spec every front end builds from them (engine/spec.py)
-        self.settings = _settings({"timeout": timeout, "memory": memory, "judge": judge,
+        self.settings = _settings({"timeout": timeout, "memory": memory, "judge": judge, "limits": limits,
                                    "checkers": None if checkers is None else str(checkers)})
         self.spec = run_spec(self.settings)
         sys.set_int_max_str_digits(0)

@@ -88,7 +88,24 @@ def lcb_sample() -> Sample:
                   {"abc001_a": "easy", "3001": "medium"})
 
 
-SAMPLES = {"apps": apps_sample, "taco": taco_sample, "livecodebench": lcb_sample}
+def codecontests_sample() -> Sample:
+    def tests(*pairs: tuple[str, str]) -> dict:
+        return {"input": [i for i, _ in pairs], "output": [o for _, o in pairs]}
+
+    base = {"description": "Double n.", "difficulty": 7, "cf_contest_id": 1, "cf_index": "A", "cf_points": 0.0,
+            "cf_tags": ["math"], "is_description_translated": False, "untranslated_description": "",
+            "time_limit": {"seconds": 2, "nanos": 0}, "memory_limit_bytes": 256000000, "input_file": "",
+            "output_file": "", "public_tests": tests(("2\n", "4\n")), "private_tests": tests(("5\n", "10\n")),
+            "generated_tests": tests(("7\n", "14\n")),
+            "solutions": {"language": [3, 2], "solution": [ECHO_DOUBLE, "int main() {}"]},
+            "incorrect_solutions": {"language": [3], "solution": [ECHO_WRONG]}}
+    rows = [{**base, "name": "1_A. Double", "source": 2, "cf_rating": 800},
+            {**base, "name": "2_B. Double again", "source": 1, "cf_rating": 0}]
+    return Sample(rows, {"1_A": ECHO_DOUBLE, "2_B": ECHO_DOUBLE}, {"1_A": ECHO_WRONG, "2_B": ECHO_WRONG},
+                  {"1_A": "codeforces", "2_B": "codechef"})
+
+
+SAMPLES = {"apps": apps_sample, "taco": taco_sample, "livecodebench": lcb_sample, "codecontests": codecontests_sample}
 EACH_ENTRY = pytest.mark.parametrize("name", list(TABLE))
 
 
@@ -170,3 +187,5 @@ def test_recognition_picks_the_most_specific_entry_and_apps_last() -> None:
     assert table.entry_of({"problem_id": 1, "question": "q"}).name == "apps"
     assert table.entry_of({"question": "q", "skill_types": "[]"}).name == "taco"
     assert table.entry_of({}).name == "apps"  # no id: refused there, with the row named
+    assert table.entry_of({"question_content": "q", "public_test_cases": "[]"}).name == "livecodebench"
+    assert table.entry_of({"name": "1_A", "public_tests": {}, "time_limit": {}}).name == "codecontests"  # not TACO

@@ -53,7 +53,7 @@ BAD_VALUES = [
     (("--apps-fail-under", "101"), "--apps-fail-under: 101.0 is not a percentage from 0 to 100"),
     (("--apps-fail-on-regression",), "--apps-fail-on-regression: give --apps-baseline=PATH"),
     (("--apps-agent", "no_colon"), "--apps-agent: 'no_colon' is not module:callable"),
-    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps, taco or lcb"),
+    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps, taco, lcb or codecontests"),
     (("--apps-memory", "lots"), "--apps-memory: 'lots' is not a size; give bytes or a size such as 512M"),
     (("--apps-memory", "1M"), "--apps-memory: 1M is too small to start a Python program; give at least"),
 ]

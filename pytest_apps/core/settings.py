@@ -91,7 +91,7 @@ class Option:
         return "apps_" + self.name.replace("-", "_")
 
 
-JUDGES = ("seed", "apps", "taco", "lcb")  # --apps-judge (see judge/profiles.py)
+JUDGES = ("seed", "apps", "taco", "lcb", "codecontests")  # --apps-judge (see judge/profiles.py)
 
 
 def option(default: Any, help: str, kind: str = "str", metavar: str | None = None, selects: bool = True,
@@ -246,8 +246,9 @@ class Settings:
     judge: str = option(DEFAULT_JUDGE,
         "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
         "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO); 'lcb', LiveCodeBench's.",
-        metavar="seed|apps|taco|lcb", selects=False)
+        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO); 'lcb', LiveCodeBench's; "
+        "'codecontests', CodeContests' tester's output comparison.",
+        metavar="seed|apps|taco|lcb|codecontests", selects=False)
     checkers: str | None = option(None,
         "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
         "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "

@@ -192,11 +192,9 @@ def select_entries(
             continue
         if not selection.in_window(entry.date):
             continue
-        parsed = None
-        if wanted_tags:  # tags are known once the row is parsed: a row without a wanted one is not counted
-            parsed = entry.parse(max_tests)
-            if isinstance(parsed, SkippedRow) or not problem_labels(parsed[0]) & wanted_tags:
-                continue
+        parsed = _tagged(entry, wanted_tags, max_tests) if wanted_tags else None
+        if parsed is False:
+            continue
         kept += 1
         if kept <= selection.offset:
             continue
@@ -238,6 +236,15 @@ def date_in_window(date: str, since: str | None, until: str | None) -> bool:
     when = when.replace(tzinfo=None)
     return ((since is None or datetime.fromisoformat(since) <= when)
             and (until is None or when <= datetime.fromisoformat(until)))
+
+
+def _tagged(entry: Entry, wanted_tags: set[str], max_tests: int) -> Any:
+    """The entry parsed when it has a wanted tag, else False: tags are known once the row is parsed, and a row
+    without a wanted one is not counted."""
+    parsed = entry.parse(max_tests)
+    if isinstance(parsed, SkippedRow) or not problem_labels(parsed[0]) & wanted_tags:
+        return False
+    return parsed
 
 
 def absent_tiers_line(difficulties: Sequence[str], parsed: ParsedRows, dataset: str) -> str | None:

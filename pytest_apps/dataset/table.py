@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import apps, livecodebench, taco
+from . import apps, codecontests, livecodebench, taco
 from .model import Cases, DataOptions, DatasetError, Problem, SkippedRow
 
 
@@ -70,6 +70,12 @@ TABLE: dict[str, Dataset] = {d.name: d for d in (
             livecodebench.tier, livecodebench.parse, livecodebench.solutions, livecodebench.TIERS, judge="lcb",
             row_limits="the evaluator's 6 s per test", date=livecodebench.date, releases=livecodebench.release_splits,
             default_release="release_latest"),
+    Dataset("codecontests", "CodeContests", ("deepmind/code_contests",), codecontests.marks,
+            codecontests.COLUMNS, codecontests.normalize, codecontests.problem_id, codecontests.tier,
+            codecontests.parse, codecontests.solutions, codecontests.TIERS, unknown_tiers=(codecontests.SOURCES[0],),
+            judge="codecontests", row_limits="time_limit and memory_limit_bytes",
+            wrong_solutions=codecontests.wrong_solutions, test_sets=codecontests.TEST_SETS,
+            default_test_sets=codecontests.DEFAULT_TEST_SETS, prepare=codecontests.prepare),
 )}
 DEFAULT = TABLE["apps"]  # rows no entry claims are read as APPS rows (and refused there without an id)
 

@@ -22,17 +22,13 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.outcome import PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
-from .toolkit import Checker, checked, cut, ended_verdict, expected_text, first_difference, last_line, run_details
+from .toolkit import Checker, checked, cut, ended_verdict, judged_text, last_line, run_details
 
 
 def judge(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None = None) -> Verdict:
     details = run_details(outcome)
-    ended = ended_verdict(outcome, details)
-    if ended is not None:
-        return ended
-    if fmt == "stdin":
-        return _judge_stdin(expected, outcome, details, checker)
-    return _judge_call(expected, outcome, details, checker)
+    decide = _judge_stdin if fmt == "stdin" else _judge_call
+    return ended_verdict(outcome, details) or decide(expected, outcome, details, checker)
 
 
 def stripped_lines(text: str) -> list[str]:
@@ -66,16 +62,7 @@ def _judge_stdin(expected: Any, outcome: Outcome, details: dict[str, Any], check
     if outcome.exit_code != 0 and outcome.error:  # an uncaught exception (SystemExit is caught, whatever its code)
         details["got"] = cut(outcome.stdout)
         return Verdict(RUNTIME_ERROR, reason=last_line(outcome.error), details=details)
-    if checker is not None:
-        details.update(got=cut(outcome.stdout))
-        return checked(checker, outcome.stdout, details)
-    text = expected_text(expected) or ""
-    step = compare_stdin(outcome.stdout, text)
-    if step is not None:
-        return Verdict(PASS, step=step)
-    diff = first_difference(text, outcome.stdout)
-    details.update(expected=cut(text), got=cut(outcome.stdout), first_diff=diff)
-    return Verdict(WRONG_ANSWER, reason=diff, details=details)
+    return judged_text(expected, outcome.stdout, compare_stdin, details, checker)
 
 
 def _judge_call(expected: Any, outcome: Outcome, details: dict[str, Any], checker: Checker | None) -> Verdict:
