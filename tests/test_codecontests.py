@@ -116,6 +116,8 @@ def test_the_plugin_runs_deepmind_code_contests_by_name_from_the_hub(shared_data
                                                "--apps-max-tests=5", "--apps-judge=codecontests",
                                                "--apps-limits=row", "-n", "2", "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["apps: dataset deepmind/code_contests split test test sets private,generated "
+                                 "revision cccc*"])
     report = json.loads((pytester.path / "reports" / "apps-report.json").read_text())
     assert report["source"]["test_sets"] == "private,generated" and report["source"]["resolved_revision"] == CC_SHA
     assert [p["id"] for p in report["problems"]] == ["1575_A", "1575_D"]

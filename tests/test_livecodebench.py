@@ -187,6 +187,7 @@ def test_a_functional_and_a_stdin_problem_run_end_to_end_with_xdist(shared_datas
     assert result.ret == 0, result.stdout.str()[-3000:]
     report = json.loads((pytester.path / "reports" / "apps-report.json").read_text())
     figures = report["summary"]
+    assert report["problems"][0]["limits"]["mode"] == "row" and report["problems"][0]["limits"]["time"] == 6.0
     assert figures["strict_accuracy"] == 1.0 and set(figures["per_tier"]) >= {"easy", "medium", "hard"}
     assert figures["per_tier"]["easy"]["problems"] == 2
 
@@ -195,8 +196,10 @@ def test_an_empty_date_window_is_one_line_and_keeps_the_earlier_report(tmp_path,
     folder = release_folder(pytester.path / "lcb")
     (pytester.path / "cands").mkdir()
     (pytester.path / "cands" / "q1.py").write_text("print(2)\n")
-    first = run(pytester, f"--apps-dataset={folder}", "--apps-candidates=cands", "-p", "no:cacheprovider")
+    first = run(pytester, f"--apps-dataset={folder}", "--apps-release=v1", "--apps-candidates=cands", "-p",
+                "no:cacheprovider")
     assert first.ret == 0, first.stdout.str()[-2000:]
+    first.stdout.fnmatch_lines(["apps: dataset * split test release v1 (*"])
     report = pytester.path / "reports" / "apps-report.json"
     before = report.read_bytes()
     result = run(pytester, f"--apps-dataset={folder}", "--apps-release=release_v6", "--apps-since=2030-01-01",
