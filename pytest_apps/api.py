@@ -147,6 +147,15 @@ def _absent_ids_text(missing: Sequence[str], dataset: Any, split: str, revision:
             "problem_id column, or row positions for data without one)")
 
 
+def _empty_window_text(dataset: Any, split: str, revision: str | None, selection: Selection, name: str) -> str:
+    """One line: a contest-date window that keeps no problem, and the dates the data holds."""
+    held = problem_index.load(dataset, split, revision, selection.unfiltered(), 1).parsed.problems
+    dates = sorted(p.date[:10] for p in held if p.date)
+    holds = f"its contest dates run from {dates[0]} to {dates[-1]}" if dates else "its rows have no contest date"
+    return (f"since={selection.since}, until={selection.until}: no problem of {name} (split {split}) has a contest "
+            f"date in that window; {holds}")
+
+
 def load_problems(
     dataset: str | os.PathLike[str] | Any = DEFAULT_DATASET,
     split: str = "test",
@@ -157,6 +166,10 @@ def load_problems(
     difficulty: Iterable[str] | str = (),
     max_tests: int = 20,
     tag: Iterable[str] | str = (),
+    release: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    test_sets: Iterable[str] | str = (),
 ) -> ProblemList:
     """Load and select APPS problems exactly as the plugin's `--apps-*` options of the same names do.
 
@@ -164,7 +177,10 @@ def load_problems(
     .jsonl/.json/.parquet file or a folder, or a `datasets` object in APPS format: a ``Dataset``, an
     ``IterableDataset`` (read lazily: `limit` reads only the rows it needs), or a ``DatasetDict`` /
     ``IterableDatasetDict`` (its `split` is used). Selection order: tier filter (`difficulty`), `only` ids,
-    `offset`, `limit`; `tag` keeps TACO problems with one of these tags or skill types. `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
+    `offset`, `limit`; `tag` keeps problems with one of these tags or skill types (TACO's, LiveCodeBench's
+    platform); `since` / `until` (YYYY-MM-DD) keep the problems whose contest date is in that window (an empty
+    window is a ValueError naming the dates the data holds). `release` reads a release of a dataset that has
+    them (LiveCodeBench), `test_sets` which test sets count (CodeContests). `max_tests` keeps each problem's first N tests (0 or less keeps all). Returns
     `Problem` objects (the plugin's type) whose test data stays available to `Evaluator`. Raises
     `DatasetError` (one line) for data that cannot be read and `ValueError` for a bad option (including a
     `dataset` of another type, and `only` ids none of which the data holds; when only some are absent, a
@@ -174,8 +190,10 @@ def load_problems(
     tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
     tags = tuple((tag,) if isinstance(tag, str) else tag)
+    sets = tuple((test_sets,) if isinstance(test_sets, str) else test_sets)
     selection = selection_of(_settings({"only": only_ids, "difficulty": tiers, "tag": tags, "offset": offset,
-                                        "limit": limit}))
+                                        "limit": limit, "release": release, "since": since, "until": until,
+                                        "test_sets": sets}))
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
     parsed = loaded.parsed
     if parsed.missing:
@@ -183,11 +201,9 @@ def load_problems(
         if not parsed.problems:
             raise ValueError(absent)
         warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=2)
-    for problem in parsed.problems:
-        cases = parsed.cases.get(problem.id)
-        if cases is None:  # from the cached problem index: its file holds every test
-            cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
-        _TEST_DATA.put(problem, cases)
+    if (since or until) and not parsed.problems and not parsed.skipped:
+        raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
+    _keep_test_data(loaded)
     return ProblemList(
         parsed.problems,
         source=loaded.source_dict(),
@@ -203,8 +219,19 @@ def load_problems(
             "difficulty": list(tiers),
             "tag": list(tags),
             "max_tests": max_tests,
+            **{k: v for k, v in (("release", release), ("since", since), ("until", until),
+                                 ("test_sets", list(sets))) if v},  # named where given
         },
     )
+
+
+def _keep_test_data(loaded: problem_index.Loaded) -> None:
+    """Each loaded problem's tests, for `Evaluator`: as parsed, or from the cached problem index's files."""
+    for problem in loaded.parsed.problems:
+        cases = loaded.parsed.cases.get(problem.id)
+        if cases is None:  # from the cached problem index: its file holds every test
+            cases = read_cases(cases_path(loaded.cases_dir, problem), problem.n_cases)
+        _TEST_DATA.put(problem, cases)
 
 
 def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -> Problem:
@@ -247,7 +274,8 @@ class Evaluator:
     the verdict is the same (fail), and `tests_passed`/`tests_run` count only what ran.
     `workers` (default one per core) bounds how many programs run at once in `score_many`. `judge`
     (`--apps-judge`) names a judge profile (the table in judge/profiles.py); `checkers` (`--apps-checkers`) a folder of `<problem_id>.py` checkers
-    or "builtin".
+    or "builtin"; `limits` (`--apps-limits`) "row" runs a problem whose row gives limits (TACO, CodeContests,
+    LiveCodeBench's 6 s) under them.
 
     `confirm` (on by default, as in the plugin) runs each near-limit (`borderline`) verdict, and each timeout
     the mean slowdown measured around it would have brought within the limit, met while the machine was measured
@@ -275,12 +303,13 @@ class Evaluator:
         ray: bool = False,
         ray_per_node: int | None = None,
         confirm: bool = True,
+        limits: str = "fixed",
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
         # the options as the plugin's settings (converted and checked by the one option table, each error naming
         # the parameter), and the run spec every front end builds from them (engine/spec.py)
-        self.settings = _settings({"timeout": timeout, "memory": memory, "judge": judge,
+        self.settings = _settings({"timeout": timeout, "memory": memory, "judge": judge, "limits": limits,
                                    "checkers": None if checkers is None else str(checkers)})
         self.spec = run_spec(self.settings)
         sys.set_int_max_str_digits(0)

@@ -89,6 +89,20 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get("APPS_SHARED_DATA", REPO.parent / "shared" / "apps-data"))
 
 
+def shared_datasets_dir() -> Path:
+    """Real rows of other benchmarks in their hub schemas, beside the project (override with
+    APPS_SHARED_DATASETS)."""
+    return Path(os.environ.get("APPS_SHARED_DATASETS", REPO.parent / "shared" / "datasets"))
+
+
+@pytest.fixture
+def shared_datasets() -> Path:
+    folder = shared_datasets_dir()
+    if not (folder / "lcb" / "rows.jsonl").is_file() or not (folder / "code_contests" / "rows.jsonl").is_file():
+        pytest.skip(f"no shared datasets at {folder} (set APPS_SHARED_DATASETS to the datasets folder)")
+    return folder
+
+
 @pytest.fixture
 def shared_data() -> Path:
     folder = shared_data_dir()

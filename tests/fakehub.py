@@ -25,6 +25,8 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -264,6 +266,19 @@ def _error(status: int, code: str, message: str, commit: str | None = None) -> t
     return status, headers, json.dumps({"error": message}).encode()
 
 
+@contextmanager
+def served(monkeypatch, home: Path, repo_id: str, sha: str, files: dict[str, bytes]) -> Iterator[FakeHub]:
+    """`repo_id` at `sha` served on 127.0.0.1, and this process's hub client pointed at it with a cache of its own
+    in `home` (for pytest runs started here, which inherit the environment)."""
+    monkeypatch.setenv("HF_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_CACHE", str(home / "hub"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    with FakeHub() as hub:
+        hub.add(repo_id, sha, files)
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        yield hub
+
+
 def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None = None, timeout: float = 60,
                  digest: bool = False):
     """open_rows(*args) in a fresh interpreter whose huggingface_hub sees only the cache in ``home``.
@@ -289,7 +304,7 @@ def run_isolated(home: Path, *args, offline: bool = True, endpoint: str | None =
                 out = {"ids": [r.get("problem_id") for r in rows], "digest": hashlib.sha256(text).hexdigest()}
             else:
                 out = {"rows": rows}
-            print(json.dumps({"source": source.__dict__, **out}))
+            print(json.dumps({"source": source.to_dict(), **out}))
         except DatasetError as exc:
             print("DatasetError: " + str(exc))
         """

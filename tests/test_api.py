@@ -350,7 +350,7 @@ def test_evaluator_options_are_checked() -> None:
     ({"timeout": "soon"}, "timeout: 'soon' is not a valid float"),
     ({"memory": "lots"}, "memory: 'lots' is not a size; give bytes or a size such as 512M"),
     ({"memory": "1M", "judge": "apps"}, "memory: 1M is too small to start a Python program; give at least"),
-    ({"judge": "hendrycks"}, "judge: unknown judge 'hendrycks'; use seed, apps or taco"),
+    ({"judge": "hendrycks"}, "judge: unknown judge 'hendrycks'; use seed, apps, taco, lcb or codecontests"),
     ({"checkers": "nowhere"}, "checkers: nowhere is not a folder; give a folder of <problem_id>.py checkers"),
 ], ids=lambda value: ",".join(value) if isinstance(value, dict) else None)
 def test_the_api_refuses_what_the_plugin_refuses_naming_its_parameter(kwargs: dict, says: str) -> None:

@@ -48,7 +48,7 @@ def test_seed_is_the_default_and_a_rerun_command_names_the_judge(pytester: pytes
 def test_an_unknown_judge_is_a_one_line_usage_error(pytester: pytest.Pytester):
     result = run(pytester, "--apps-dataset", "sample", "--apps-judge", "hendrycks")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*--apps-judge: unknown judge 'hendrycks'; use seed, apps or taco"])
+    result.stderr.fnmatch_lines(["*--apps-judge: unknown judge 'hendrycks'; use seed, apps, taco, lcb or codecontests"])
 
 
 # --------------------------------------------------------------------------------------------------

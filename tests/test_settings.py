@@ -44,7 +44,6 @@ BAD_VALUES = [
     (("--apps-limit", "x"), "--apps-limit: 'x' is not a valid int"),
     (("--apps-limit", "-1"), "--apps-limit: -1 is negative; give 0 or more problems"),
     (("--apps-offset", "-2"), "--apps-offset: -2 is negative; give 0 or more"),
-    (("--apps-difficulty", "expert"), "--apps-difficulty: unknown tier 'expert'; use one of introductory"),
     (("--apps-timeout", "0"), "--apps-timeout: 0.0 must be more than 0 seconds"),
     (("--apps-timeout-scale", "0"), "--apps-timeout-scale: 0.0 must be more than 0 (1 keeps the limits)"),
     (("--apps-cpu-pinning", "always"), "--apps-cpu-pinning: unknown mode 'always'; use auto or off"),
@@ -54,7 +53,7 @@ BAD_VALUES = [
     (("--apps-fail-under", "101"), "--apps-fail-under: 101.0 is not a percentage from 0 to 100"),
     (("--apps-fail-on-regression",), "--apps-fail-on-regression: give --apps-baseline=PATH"),
     (("--apps-agent", "no_colon"), "--apps-agent: 'no_colon' is not module:callable"),
-    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps or taco"),
+    (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps, taco, lcb or codecontests"),
     (("--apps-memory", "lots"), "--apps-memory: 'lots' is not a size; give bytes or a size such as 512M"),
     (("--apps-memory", "1M"), "--apps-memory: 1M is too small to start a Python program; give at least"),
 ]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from conftest import UNUSED_PLUGINS, make_problem, run
-from fakehub import FakeHub, run_isolated
+from fakehub import FakeHub, run_isolated, served
 
 from pytest_apps.core.outcome import MEMORY_LIMIT, PASS, RUN_COMPILE_ERROR, RUN_EXITED, WRONG_ANSWER, Outcome, Verdict
 from pytest_apps.dataset.loading import open_rows
@@ -190,12 +190,7 @@ def test_the_plugin_runs_baai_taco_by_name_from_the_hub(shared_data, tmp_path, p
     state = json.dumps({"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_split": "test"}).encode()
     files = {"TACO.py": b"# loading script\n", "README.md": b"---\n---\n",
              "test/data-00000-of-00001.arrow": arrow_stream(test_rows), "test/state.json": state}
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    with FakeHub() as hub:
-        hub.add("BAAI/TACO", TACO_SHA, files)
-        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    with served(monkeypatch, tmp_path / "hf", "BAAI/TACO", TACO_SHA, files):
         result = pytester.runpytest_subprocess(*UNUSED_PLUGINS, "--apps-dataset=BAAI/TACO", "--apps-limit=2",
                                                "--apps-candidates=reference", "--apps-samples=1", "--apps-max-tests=2",
                                                "--apps-judge=taco", "-p", "no:cacheprovider")

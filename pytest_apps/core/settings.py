@@ -19,8 +19,6 @@ DEFAULT_REPORT = "reports/apps-report.json"
 DEFAULT_RECORDS = ".apps-records"
 PINNING_MODES = ("auto", "off")  # --apps-cpu-pinning (see plugin/cpus.py)
 STEALING_MODES = ("on", "off")  # --apps-work-stealing (see plugin/scheduling.py)
-TIERS = ("introductory", "interview", "competition")  # APPS difficulty tiers, the values of --apps-difficulty
-TACO_TIERS = ("EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")  # TACO's tiers (dataset/taco.py), in its order
 LIMIT_MODES = ("fixed", "row")  # --apps-limits
 NEEDS_CHECKER_MODES = ("score", "exclude")  # --apps-needs-checker
 
@@ -93,7 +91,7 @@ class Option:
         return "apps_" + self.name.replace("-", "_")
 
 
-JUDGES = ("seed", "apps", "taco")  # --apps-judge (see judge/profiles.py)
+JUDGES = ("seed", "apps", "taco", "lcb", "codecontests")  # --apps-judge (see judge/profiles.py)
 
 
 def option(default: Any, help: str, kind: str = "str", metavar: str | None = None, selects: bool = True,
@@ -124,11 +122,25 @@ class Settings:
     only: tuple[str, ...] = option((),
         "Only these problem ids (repeatable, or comma-separated).", kind="list", metavar="ID", commas=True)
     difficulty: tuple[str, ...] = option((),
-        "Only this tier: introductory, interview or competition (APPS); EASY, MEDIUM, "
-        "MEDIUM_HARD, HARD or VERY_HARD (TACO) (repeatable).", kind="list", metavar="TIER")
+        "Only this tier, as the dataset names its tiers (any case; each dataset's page lists them) "
+        "(repeatable).", kind="list", metavar="TIER")
     tag: tuple[str, ...] = option((),
         "Only problems with this tag or skill type (TACO's tags / skill_types, any case; repeatable, or "
         "comma-separated).", kind="list", metavar="NAME", commas=True)
+    release: str | None = option(None,
+        "Which release of a dataset that has releases (LiveCodeBench: release_v1 .. release_v6, "
+        "release_latest, vN, vI_vJ): the files of a folder or hub repository it reads (default: the latest, "
+        "for a repository by name).", metavar="NAME")
+    since: str | None = option(None,
+        "Only problems whose contest date is on or after this day (YYYY-MM-DD; datasets with contest "
+        "dates, such as LiveCodeBench).", metavar="DATE")
+    until: str | None = option(None,
+        "Only problems whose contest date is at or before this day's midnight (YYYY-MM-DD), as "
+        "LiveCodeBench's --end_date.", metavar="DATE")
+    test_sets: tuple[str, ...] = option((),
+        "Which of a problem's test sets count, for datasets whose rows hold several (CodeContests: public, "
+        "private, generated; comma-separated) (default: the dataset's own choice).", kind="list", metavar="SET",
+        commas=True)
     max_tests: int = option(20,
         "Keep the first N tests of each problem (default 20; 0 or less keeps all).", kind="int", metavar="N")
     candidates: str = option("solutions",
@@ -234,8 +246,9 @@ class Settings:
     judge: str = option(DEFAULT_JUDGE,
         "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
         "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO).",
-        metavar="seed|apps|taco", selects=False)
+        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO); 'lcb', LiveCodeBench's; "
+        "'codecontests', CodeContests' tester's output comparison.",
+        metavar="seed|apps|taco|lcb|codecontests", selects=False)
     checkers: str | None = option(None,
         "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
         "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
@@ -485,10 +498,7 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
     if s.fail_on_regression and not s.baseline:
         raise OptionError(f"{named('fail-on-regression')}: give {named('baseline')}=PATH, the JSON report to "
                           "compare with")
-    for tier in s.difficulty:
-        if tier.strip().lower() not in TIERS and tier.strip().upper() not in TACO_TIERS:
-            raise OptionError(f"{named('difficulty')}: unknown tier {tier!r}; use one of {', '.join(TIERS)} "
-                              f"(APPS) or {', '.join(TACO_TIERS)} (TACO)")
+    _check_window(s, named)
     if s.limits not in LIMIT_MODES:
         raise OptionError(f"{named('limits')}: unknown mode {s.limits!r}; use {' or '.join(LIMIT_MODES)}")
     if s.needs_checker not in NEEDS_CHECKER_MODES:
@@ -501,6 +511,29 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
         raise OptionError(f"{named('checkers')}: {s.path(s.checkers)} is not a folder; give a folder of "
                           "<problem_id>.py checkers, or 'builtin'")
+
+
+def _check_window(s: Settings, named: Callable[[str], str]) -> None:
+    """The contest-date window: days, the first not after the last."""
+    for name in ("since", "until"):
+        value = getattr(s, name)
+        if value is not None and not _is_day(value):
+            raise OptionError(f"{named(name)}: {value!r} is not a day; give YYYY-MM-DD")
+    if s.since and s.until and s.since > s.until:
+        raise OptionError(f"{named('since')}={s.since} is after {named('until')}={s.until}: the window is empty")
+
+
+def _is_day(text: str) -> bool:
+    import re
+    from datetime import date
+
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def memory_too_small(name: str, memory: int, judge: str) -> str:
@@ -524,7 +557,8 @@ def parse_only(values: Iterable[str]) -> list[str]:
 # What a command rerunning one case repeats (the node id does the selecting): what decides how a case runs,
 # which candidates and problems the run has (so that the rerun merges into the report of that same selection),
 # and where its records and reports go.
-RERUN_OPTIONS = ("dataset", "split", "revision", "only", "difficulty", "tag", "offset", "limit", "max-tests",
+RERUN_OPTIONS = ("dataset", "split", "revision", "release", "test-sets", "since", "until", "only", "difficulty",
+                 "tag", "offset", "limit", "max-tests",
                  "candidates", "select", "agent", "model", "base-url", "samples", "generations",
                  "timeout", "timeout-scale", "memory", "limits", "judge", "checkers", "special-judge",
                  "needs-checker", "records", "report", "html", "markdown", "predictions")

@@ -31,7 +31,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ from .problems import (
     cap,
     parse_row_full,
     problem_id_of,
+    row_date,
     row_difficulty,
     select,
     select_entries,
@@ -87,7 +88,8 @@ def cache_root() -> Path | None:
 def key_of(source: Source) -> list[Any] | None:
     if not source.resolved_revision:
         return None
-    return [FORMAT, source.dataset, source.split, source.resolved_revision]
+    options = [x for x in (source.release, source.test_sets) if x is not None]
+    return [FORMAT, source.dataset, source.split, source.resolved_revision, *options]
 
 
 def folder_for(source: Source) -> Path | None:
@@ -106,6 +108,7 @@ def folder_for(source: Source) -> Path | None:
 class ProblemIndex:
     folder: Path
     rows: list[tuple[int, str, str, Problem | str]]  # row index, id, difficulty, uncapped problem or skip reason
+    dates: dict[int, str] = field(default_factory=dict)  # row index -> contest date, for rows that have one
 
     @property
     def cases_dir(self) -> Path:
@@ -113,10 +116,11 @@ class ProblemIndex:
 
     def entries(self) -> Iterator[Entry]:
         for index, pid, difficulty, found in self.rows:
+            date = self.dates.get(index, "")
             if isinstance(found, Problem):
-                yield Entry(index, pid, difficulty, partial(_capped, found))
+                yield Entry(index, pid, difficulty, partial(_capped, found), date=date)
             else:
-                yield Entry(index, pid, difficulty, partial(_skipped, SkippedRow(index, pid, found)))
+                yield Entry(index, pid, difficulty, partial(_skipped, SkippedRow(index, pid, found)), date=date)
 
     def cases(self, problem: Problem) -> Cases:
         return read_cases(cases_path(self.cases_dir, problem), problem.n_cases)
@@ -160,10 +164,11 @@ def _read(folder: Path, key: list[Any] | None) -> ProblemIndex | None:
         if data["key"] != key:
             return None
         rows = [_row(rec, folder / "cases") for rec in data["rows"]]
+        dates = {int(rec["index"]): str(rec["date"]) for rec in data["rows"] if rec.get("date")}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     stats["opened"] += 1
-    return ProblemIndex(folder, rows)
+    return ProblemIndex(folder, rows, dates)
 
 
 def _row(rec: dict[str, Any], cases_dir: Path) -> tuple[int, str, str, Problem | str]:
@@ -204,6 +209,9 @@ def build_index(source: Source, rows: Iterable[dict[str, Any]]) -> ProblemIndex:
 
 def _record(row: dict[str, Any], index: int, cases_dir: Path) -> dict[str, Any]:
     rec: dict[str, Any] = {"index": index, "id": problem_id_of(row, index), "difficulty": row_difficulty(row)}
+    date = row_date(row)
+    if date:
+        rec["date"] = date
     parsed = parse_row_full(row, index)
     if isinstance(parsed, SkippedRow):
         rec["skipped"] = parsed.reason
@@ -277,7 +285,8 @@ def load(
     (``keep_solutions``) need the rows' solutions, which the index does not keep: they read the rows.
     """
     stop = selection.stop_hint()
-    source, rows = open_rows(dataset, split, revision, stop=stop)
+    options = selection.data_options()
+    source, rows = open_rows(dataset, split, revision, stop=stop, options=options)
     if keep_solutions or folder_for(source) is None:
         return Loaded(source, select(rows, selection, max_tests, keep_solutions, sink), NONE, None)
     found, status = open_index(source), CACHED
@@ -285,7 +294,7 @@ def load(
         try:
             found, status = build_index(source, rows), BUILT
         except OSError:  # a cache we cannot write: read the rows again, as without a cache
-            source, rows = open_rows(dataset, split, revision, stop=stop)
+            source, rows = open_rows(dataset, split, revision, stop=stop, options=options)
     if found is None:
         return Loaded(source, select(rows, selection, max_tests, keep_solutions, sink), NONE, None)
     _close(rows)

@@ -29,12 +29,16 @@ Design notes
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from . import table
+from .model import DataOptions
 from .rows import (
     DEFAULT_DATASET,
     DEFAULT_SPLIT,
@@ -45,6 +49,7 @@ from .rows import (
     classify_file,
     find_split_files,
     fingerprint,
+    limit_rows,
     read_rows,
 )
 
@@ -60,34 +65,66 @@ def open_rows(
     revision: str | None = None,
     *,
     stop: int | None = None,
+    options: DataOptions = DataOptions(),
 ) -> tuple[Source, Iterator[dict]]:
     """Open the rows of ``dataset`` (``sample``, a local file or folder, a hub id or a folder in a hub
     repository, or a ``datasets`` object) in dataset order.
 
     Opening errors raise :class:`DatasetError` here; a Parquet file that turns out corrupt further in raises
     it from the iterator. ``stop`` (``None`` = all) bounds how many rows are read, marker rows included.
-    Anything else than a string, a path or a ``datasets`` object raises ValueError.
+    Anything else than a string, a path or a ``datasets`` object raises ValueError. ``options`` choose a release
+    (the files of a folder or repository, `table.release_splits`) and the test sets that count (`table.prepared`);
+    the Source names both where they apply.
     """
     if stop is not None and stop < 0:
         raise ValueError(f"stop must be >= 0, got {stop}")
+    source, rows = _open(dataset, split, revision, stop, options)
+    return table.prepared(source, rows, options)
+
+
+def _open(dataset: Any, split: str, revision: str | None, stop: int | None,
+          options: DataOptions) -> tuple[Source, Iterator[dict]]:
     if dataset is not None and not isinstance(dataset, (str, os.PathLike)):
         from .objects import open_object
 
+        _no_release(options, "a datasets object")
         return open_object(dataset, split, stop)
     dataset = (os.fspath(dataset) if dataset is not None else "").strip() or DEFAULT_DATASET
     if dataset == "sample":
         path = sample_path()
         if not path.is_file():
             raise DatasetError(f"the bundled sample {path} is missing; reinstall pytest-apps (pip install -e .)")
+        _no_release(options, "the bundled sample")
         kind, files = classify_file(path)
         return Source("sample", ONE_FILE, None, fingerprint(files)), read_rows(kind, files, stop)
 
     path = Path(dataset).expanduser()
-    if path.exists() or _looks_like_path(dataset):
+    local = path.exists() or _looks_like_path(dataset)
+    if local and path.is_file():
+        _no_release(options, f"{dataset}, one file,")
+    release = options.release or (None if local else table.default_release(dataset))
+    if release is None:
+        return _open_split(dataset, path if local else None, split, revision, stop)
+    opened = [_open_split(dataset, path if local else None, name, revision, stop)
+              for name in table.release_splits(dataset, release)]
+    resolved = list(dict.fromkeys(str(s.resolved_revision) for s, _ in opened))
+    source = replace(opened[0][0], split=split, release=release,
+                     resolved_revision=resolved[0] if len(resolved) == 1 else ";".join(resolved))
+    return source, limit_rows(itertools.chain.from_iterable(rows for _, rows in opened), stop)
+
+
+def _open_split(dataset: str, path: Path | None, split: str, revision: str | None, stop: int | None):
+    if path is not None:
         return _open_local(path, dataset, split, revision, stop)
     from .hub import open_hub  # the hub client is imported only when the hub is used
 
     return open_hub(dataset, split, revision, stop)
+
+
+def _no_release(options: DataOptions, what: str) -> None:
+    if options.release:
+        raise DatasetError(f"--apps-release={options.release} does not apply: {what} has no release files; give "
+                           "the folder or hub repository that holds them (test.jsonl, test2.jsonl, ...)")
 
 
 def sample_path() -> Path:

@@ -1,5 +1,5 @@
-"""APPS rows from `datasets` objects a caller already holds: a ``Dataset``, an ``IterableDataset``, or a
-``DatasetDict``/``IterableDatasetDict`` (the split is taken from it), in APPS format.
+"""Rows from `datasets` objects a caller already holds: a ``Dataset``, an ``IterableDataset``, or a
+``DatasetDict``/``IterableDatasetDict`` (the split is taken from it), in the schema of a dataset of the table.
 
 * The same rows as from a file: every row goes through :func:`rows.normalize` (``input_output`` and
   ``solutions`` as JSON text or already decoded, ``problem_id`` or ``id``), so ``load_problems(dataset=ds)``
@@ -27,8 +27,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from . import taco
-from .rows import ROW_FIELDS, DatasetError, Source, limit_rows, normalize, short_error
+from . import table
+from .rows import DatasetError, Source, limit_rows, normalize, short_error
 
 _ACCEPTED = "a hub id, 'sample', a .jsonl/.json/.parquet file or folder, or a datasets Dataset/IterableDataset/DatasetDict"
 
@@ -61,13 +61,13 @@ def open_object(obj: Any, split: str, stop: int | None) -> tuple[Source, Iterato
     name = describe(obj)
     columns = obj.column_names  # None for an IterableDataset whose features are not known yet
     if columns is not None:
-        if "problem_id" not in columns and "id" not in columns and not taco.is_taco_schema(columns):
+        if not table.recognised(columns):
             raise DatasetError(
                 f"{name} has no problem_id column (columns: {', '.join(columns) or 'none'}); it does not look like "
-                "APPS rows (problem_id, question, solutions, input_output, difficulty, url, starter_code)"
+                f"{table.accepted_schemas()} (APPS: problem_id, question, solutions, input_output, difficulty, url, "
+                "starter_code)"
             )
-        wanted = (*ROW_FIELDS, "id", *taco.MARKER_COLUMNS, *taco.EXTRA_COLUMNS)
-        obj = obj.select_columns(list(dict.fromkeys(c for c in wanted if c in columns)))
+        obj = obj.select_columns([c for c in table.all_columns() if c in columns])
     obj = obj.with_format(None)  # plain Python values, whatever format (numpy, torch, ...) the caller set
     source = Source(name, str(obj.split) if obj.split is not None else split, None, None)
     return source, limit_rows(_rows(obj, name), stop)

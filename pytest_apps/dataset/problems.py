@@ -1,4 +1,5 @@
-"""APPS rows to problems: parse `input_output`, skip unusable rows with a reason, cap tests, select.
+"""Rows to problems: each row parsed by its dataset's entry (`table.py`), unusable rows skipped with a reason,
+tests capped, problems selected.
 
 Pure data in and out. Loading the raw rows (hub, files, the bundled sample) is `loading`'s job (`rows`, `hub`).
 """
@@ -8,94 +9,53 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ..core import jsontext
-from ..core.settings import TIERS, parse_only
-from . import taco
-
-STDIN = "stdin"
-CALL = "call"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One selected APPS problem, without its test data (that is loaded per problem, when it runs)."""
-
-    id: str
-    index: int  # position in dataset order (0-based)
-    difficulty: str
-    fmt: str  # STDIN or CALL
-    fn_name: str | None
-    n_cases: int  # tests kept after the cap
-    n_cases_total: int  # tests in the row
-    question: str = ""
-    starter_code: str = ""
-    broken: str = ""  # non-empty: the problem scores 0 with this reason and runs nothing
-    input_sizes: tuple[int, ...] = ()  # length of each kept test's input, for cheap-first ordering
-    # TACO rows (`taco.py`): tags and skill types, and the row's own limits (None: the row has none; limit_error:
-    # the row's limit text could not be read, so the fixed limits apply)
-    tags: tuple[str, ...] = ()
-    skills: tuple[str, ...] = ()
-    time_limit: float | None = None
-    memory_limit: int | None = None
-    limit_error: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        # not dataclasses.asdict: its deep copies cost half a second over the full split's plan
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in _TUPLES:
-            data[name] = list(data[name])
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Problem:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: (tuple(v) if k in _TUPLES else v) for k, v in data.items() if k in known})
-
-
-_TUPLES = ("input_sizes", "tags", "skills")
-
-
-@dataclass(frozen=True)
-class SkippedRow:
-    """A row that could not become a problem; it is counted, never silently dropped."""
-
-    index: int
-    problem_id: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Cases:
-    """A problem's test data: inputs and expected outputs, capped."""
-
-    inputs: list[Any]
-    outputs: list[Any]
-
-    def __len__(self) -> int:
-        return len(self.inputs)
-
+from ..core.settings import parse_only
+from . import table
+from .apps import TIERS  # noqa: F401 - APPS's tiers, as callers name them here
+from .model import CALL, STDIN, Cases, DataOptions, Problem, SkippedRow  # noqa: F401 - the values made here
+from .table import normalise_tier
 
 @dataclass
 class Selection:
     """What the user asked for, in the order it is applied: tier filter, only, offset, limit. ``tags`` keeps
-    the problems with one of these tags or skill types (TACO's ``tags`` / ``skill_types``, any case)."""
+    the problems with one of these tags or skill types (TACO's ``tags`` / ``skill_types``, any case). A tier no
+    dataset of the table has is refused here, before anything is read."""
 
     difficulties: Sequence[str] = ()
     only: Sequence[str] = ()
     offset: int = 0
     limit: int | None = None
     tags: Sequence[str] = ()
+    since: str | None = None  # contest dates from (YYYY-MM-DD), as LiveCodeBench's --start_date
+    until: str | None = None  # ... to (YYYY-MM-DD, midnight), as its --end_date
+    release: str | None = None  # which rows exist at all: a release (`DataOptions`)
+    test_sets: Sequence[str] = ()  # and which tests count
+
+    def __post_init__(self) -> None:
+        for tier in self.difficulties:
+            normalise_tier(tier)
+
+    def data_options(self) -> DataOptions:
+        return DataOptions(self.release, tuple(self.test_sets))
+
+    def unfiltered(self) -> Selection:
+        """Every problem of the same rows: the data options kept, the filters dropped."""
+        return Selection(release=self.release, test_sets=self.test_sets)
+
+    def in_window(self, date: str) -> bool:
+        """Whether a row of this contest date is in the --apps-since / --apps-until window (always without one);
+        a row without a date is in no window."""
+        if self.since is None and self.until is None:
+            return True
+        return bool(date) and date_in_window(date, self.since, self.until)
 
     def stop_hint(self) -> int | None:
         """How many rows from the start are enough, when that is knowable before reading."""
-        if self.difficulties or self.only or self.tags or self.limit is None:
+        if self.difficulties or self.only or self.tags or self.since or self.until or self.limit is None:
             return None
         return self.offset + self.limit
 
@@ -111,34 +71,23 @@ class ParsedRows:
     tiers: list[str] | None = None
 
 
-def normalise_tier(value: str) -> str:
-    """An APPS tier (lower case) or a TACO tier (upper case, as TACO writes them), from any case."""
-    tier = value.strip().lower()
-    if tier in TIERS:
-        return tier
-    named = taco.tier_of(value)
-    if named is None:
-        raise ValueError(f"--apps-difficulty: unknown tier {value!r}; use one of {', '.join(TIERS)} (APPS) or "
-                         f"{', '.join(taco.TIERS)} (TACO)")
-    return named
-
-
 def problem_labels(problem: Problem) -> set[str]:
     """A problem's tags and skill types, case-folded, as ``--apps-tag`` matches them."""
     return {name.casefold() for name in (*problem.tags, *problem.skills)}
 
 
 def problem_id_of(row: dict[str, Any], index: int) -> str:
-    value = row.get("problem_id", row.get("id"))
-    return str(index) if value is None else str(value)
+    return table.entry_of(row).problem_id(row, index)
 
 
 def row_difficulty(row: dict[str, Any]) -> str:
-    """APPS tiers in lower case (as codeparrot writes them), TACO's in upper case (as TACO does); a TACO row without
-    one is TACO's UNKNOWN_DIFFICULTY (not a tier with an empty name)."""
-    value = row.get("difficulty")
-    tier = taco.tier_of(value) or str(value or "").strip().lower()
-    return tier or (taco.UNKNOWN_TIER if taco.is_taco_row(row) else "")
+    """The row's tier, as its dataset names it (APPS's in lower case, TACO's in upper case, ...)."""
+    return table.entry_of(row).tier(row)
+
+
+def row_date(row: dict[str, Any]) -> str:
+    """The row's contest date (ISO), "" when its dataset gives none."""
+    return table.entry_of(row).date(row)
 
 
 def parse_row(row: dict[str, Any], index: int, max_tests: int) -> tuple[Problem, Cases] | SkippedRow:
@@ -167,65 +116,9 @@ def cap(problem: Problem, max_tests: int) -> Problem:
 
 def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | SkippedRow:
     """``parse_row`` without a cap: every test of the row (what the problem index stores)."""
-    pid = problem_id_of(row, index)
     if "__error__" in row:
-        return SkippedRow(index, pid, str(row["__error__"]))
-    question = row.get("question") or ""
-    if not str(question).strip():
-        return SkippedRow(index, pid, "empty question")
-    raw = row.get("input_output")
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        return SkippedRow(index, pid, "empty input_output")
-    if isinstance(raw, str):
-        try:
-            io = jsontext.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            return SkippedRow(index, pid, f"input_output is not JSON ({exc})")
-    else:
-        io = raw
-    if not isinstance(io, dict):
-        return SkippedRow(index, pid, f"input_output is not an object (a {type(io).__name__})")
-    inputs, outputs = io.get("inputs"), io.get("outputs")
-    if not isinstance(inputs, list) or not inputs:
-        return SkippedRow(index, pid, "input_output has no inputs")
-    if not isinstance(outputs, list) or not outputs:
-        return SkippedRow(index, pid, "input_output has no outputs")
-    fn_name = io.get("fn_name") or None
-    if not fn_name:  # a standard-input test is text: null is no test (call-based values stay JSON values)
-        for side, values in (("input", inputs), ("output", outputs)):
-            at = next((i for i, value in enumerate(values) if value is None), None)
-            if at is not None:
-                return SkippedRow(index, pid, f"input_output: test {at}'s {side} is null in a standard-input "
-                                              "problem")
-    extra: dict[str, Any] = {}
-    if taco.is_taco_row(row):
-        limits = taco.parse_limits(row)
-        extra = {"tags": taco.labels(row.get("tags")), "skills": taco.labels(row.get("skill_types")),
-                 "time_limit": limits.time, "memory_limit": limits.memory, "limit_error": limits.error}
-    broken = ""
-    if len(inputs) != len(outputs):
-        broken = f"inputs ({len(inputs)}) and outputs ({len(outputs)}) differ in length"
-    total = min(len(inputs), len(outputs))
-    inputs, outputs = inputs[:total], outputs[:total]
-    problem = Problem(
-        id=pid,
-        index=index,
-        difficulty=row_difficulty(row),
-        fmt=CALL if fn_name else STDIN,
-        fn_name=str(fn_name) if fn_name else None,
-        n_cases=0 if broken else total,
-        n_cases_total=total,
-        question=str(question),
-        starter_code=str(row.get("starter_code") or ""),
-        broken=broken,
-        input_sizes=() if broken else tuple(_size(x) for x in inputs),
-        **extra,
-    )
-    return problem, Cases(inputs, outputs)
-
-
-def _size(value: Any) -> int:
-    return len(value) if isinstance(value, str) else len(jsontext.dumps(value))
+        return SkippedRow(index, problem_id_of(row, index), str(row["__error__"]))
+    return table.entry_of(row).parse(row, index)
 
 
 @dataclass(frozen=True)
@@ -242,13 +135,15 @@ class Entry:
     difficulty: str
     parse: Callable[[int], tuple[Problem, Cases | None] | SkippedRow]
     solutions: Callable[[], Any] = lambda: None
+    date: str = ""  # the contest date (ISO), for datasets that give one
 
 
 def row_entries(rows: Iterable[dict[str, Any]]) -> Iterator[Entry]:
     """Raw rows as entries, parsed only if selection keeps them."""
     for index, row in enumerate(rows):
+        entry = table.entry_of(row)
         yield Entry(index, problem_id_of(row, index), row_difficulty(row), partial(parse_row, row, index),
-                    partial(row.get, "solutions"))
+                    partial(entry.solutions, row), row_date(row))
 
 
 def select(
@@ -291,15 +186,15 @@ def select_entries(
             break
         if tiers:
             met[entry.difficulty] = None
-        if tiers and entry.difficulty not in tiers:
+        if tiers and entry.difficulty.casefold() not in tiers:
             continue
         if only and entry.problem_id not in only:
             continue
-        parsed = None
-        if wanted_tags:  # tags are known once the row is parsed: a row without a wanted one is not counted
-            parsed = entry.parse(max_tests)
-            if isinstance(parsed, SkippedRow) or not problem_labels(parsed[0]) & wanted_tags:
-                continue
+        if not selection.in_window(entry.date):
+            continue
+        parsed = _tagged(entry, wanted_tags, max_tests) if wanted_tags else None
+        if parsed is False:
+            continue
         kept += 1
         if kept <= selection.offset:
             continue
@@ -330,20 +225,40 @@ def select_entries(
     return out
 
 
+def date_in_window(date: str, since: str | None, until: str | None) -> bool:
+    """``since <= date <= until`` as datetimes (a day alone is its midnight), as LiveCodeBench compares."""
+    from datetime import datetime
+
+    try:
+        when = datetime.fromisoformat(date)
+    except ValueError:
+        return False
+    when = when.replace(tzinfo=None)
+    return ((since is None or datetime.fromisoformat(since) <= when)
+            and (until is None or when <= datetime.fromisoformat(until)))
+
+
+def _tagged(entry: Entry, wanted_tags: set[str], max_tests: int) -> Any:
+    """The entry parsed when it has a wanted tag, else False: tags are known once the row is parsed, and a row
+    without a wanted one is not counted."""
+    parsed = entry.parse(max_tests)
+    if isinstance(parsed, SkippedRow) or not problem_labels(parsed[0]) & wanted_tags:
+        return False
+    return parsed
+
+
 def absent_tiers_line(difficulties: Sequence[str], parsed: ParsedRows, dataset: str) -> str | None:
     """One line for `--apps-difficulty` tiers that no row of the data has (APPS's tier names on TACO rows, or
     TACO's on APPS rows): the tiers the data has and what to give; None when a tier asked for is there."""
     if not difficulties or parsed.tiers is None or parsed.problems or parsed.skipped:
         return None
-    if {normalise_tier(t) for t in difficulties} & set(parsed.tiers):
+    if {normalise_tier(t) for t in difficulties} & {t.casefold() for t in parsed.tiers}:
         return None
-    order = {name: i for i, name in enumerate((*TIERS, *taco.TIERS))}
-    has = sorted(parsed.tiers, key=lambda t: (order.get(t, len(order)), t))
+    has = table.tier_order(parsed.tiers)
     given = ", ".join(dict.fromkeys(difficulties))
     if not has:
         return f"--apps-difficulty={given}: {dataset} has no rows to choose from"
-    taco_tiers = {*taco.TIERS, taco.UNKNOWN_TIER}
-    kind = "APPS's" if set(has) <= set(TIERS) else "TACO's" if set(has) <= taco_tiers else "the data's"
+    kind = table.kind_of_tiers(has)
     return (f"--apps-difficulty={given}: no row of {dataset} has that tier; its tiers are {', '.join(has)} "
             f"({kind} names): give one of them")
 

@@ -1,4 +1,4 @@
-"""Raw APPS rows: the row schema and its normalisation (`normalize`, which every reader ends in), what was
+"""Raw rows: their normalisation by their dataset's entry (`normalize`, which every reader ends in), what was
 loaded (`Source`), the one-line `DatasetError`, and readers for JSON Lines, JSON and Parquet files (local, or
 for Parquet also a file object the hub streams) and the folder layouts the hub uses.
 
@@ -23,23 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ..core.settings import DEFAULT_DATASET  # noqa: F401 - the option table's, named here for hub and loading
-from . import taco
+from . import table
+from .apps import ROW_FIELDS, marker  # noqa: F401 - the APPS schema, named here for the readers
+from .model import DatasetError
 
 DEFAULT_SPLIT = "test"
 ONE_FILE = ""  # a Source's split when the rows are one file (a local file, the bundled sample): it has no splits
-ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
-_TEXT_FIELDS = ROW_FIELDS[1:]
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 SUFFIXES = (*_JSONL_SUFFIXES, ".json", ".parquet", ".arrow")  # what a local dataset file may be
 _PARQUET_BATCH_ROWS = 16  # APPS rows can be megabytes each: keep record batches small.
 _PREFERRED_CONFIGS = ("default", "all")
-
-
-class DatasetError(Exception):
-    """One-line, user-facing message naming the dataset/file/row and what to do."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(" ".join(str(message).split()))  # guarantee a single line
 
 
 class AmbiguousConfigs(DatasetError):
@@ -58,9 +51,15 @@ class Source:
     split: str  # ONE_FILE ("") for a single file: its rows are all read, whatever split was asked for
     revision: str | None
     resolved_revision: str | None
+    release: str | None = None  # the release read (LiveCodeBench), when the dataset has releases
+    test_sets: str | None = None  # the test sets that count (CodeContests), when the rows have several
 
     def to_dict(self) -> dict[str, str | None]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        for key in ("release", "test_sets"):  # named only where they apply
+            if data[key] is None:
+                del data[key]
+        return data
 
 
 def classify_file(path: Path) -> tuple[str, list[Path]]:
@@ -218,44 +217,12 @@ def limit_rows(rows: Iterable[dict], stop: int | None) -> Iterator[dict]:
 
 
 def normalize(obj: Any, where: str, line: int | None = None) -> dict:
-    """A row object -> plain dict in the codeparrot schema, or a marker row saying why it is unusable.
-
-    Every reader ends here (JSON Lines, JSON, Parquet, Arrow, `datasets` objects), so a row means the same whatever
-    it came from: ``input_output``/``solutions`` already decoded (dicts, lists) are encoded back to JSON text as
-    codeparrot stores them, ``id`` stands in for ``problem_id``, and an id given as text or float is an int.
-    ``where`` names the row in a marker's message.
-    A TACO row (`taco.py`) has no id column: its ``problem_id`` stays None (the id is then the row's index in its
-    split) and its own columns (tags, skill types, source, limits) are kept beside the APPS ones.
-    """
+    """A row object -> the plain dict its dataset's entry makes of it (`table.py`), or a marker row saying why it
+    is unusable. Every reader ends here (JSON Lines, JSON, Parquet, Arrow, `datasets` objects), so a row means the
+    same whatever it came from; ``where`` names the row in a marker's message."""
     if not isinstance(obj, dict):
-        return _marker(f"{where}: not a JSON object but {type(obj).__name__}", line)
-    pid = obj.get("problem_id", obj.get("id"))
-    if isinstance(pid, str) and pid.strip().lstrip("-").isdigit():
-        pid = int(pid)
-    elif isinstance(pid, float) and pid.is_integer():
-        pid = int(pid)
-    is_taco = taco.is_taco_row(obj)
-    if not (pid is None and is_taco) and (not isinstance(pid, int) or isinstance(pid, bool)):
-        return _marker(f"{where}: problem_id is {pid!r}, not an integer", line)
-    row: dict[str, Any] = {"problem_id": pid}
-    if is_taco:
-        for key in taco.EXTRA_COLUMNS:
-            value = obj.get(key)
-            row[key] = json.dumps(value) if isinstance(value, (dict, list)) else value
-    for key in _TEXT_FIELDS:
-        value = obj.get(key)
-        if value is None:
-            value = ""
-        elif isinstance(value, (dict, list)):
-            value = json.dumps(value)  # codeparrot stores input_output / solutions as JSON-encoded strings
-        elif not isinstance(value, str):
-            value = str(value)
-        row[key] = value
-    return row
-
-
-def _marker(message: str, line: int | None) -> dict:
-    return {"__error__": message, "__line__": line}
+        return marker(f"{where}: not a JSON object but {type(obj).__name__}", line)
+    return table.entry_of(obj).normalize(obj, where, line)
 
 
 # JSON Lines ----------------------------------------------------------------------------------------------------
@@ -307,11 +274,11 @@ def iter_jsonl(lines: Iterable[bytes], name: str) -> Iterator[dict]:
         try:
             obj = json.loads(raw)
         except UnicodeDecodeError as exc:
-            yield _marker(f"{name} line {number}: not UTF-8 ({short_error(exc)})", number)
+            yield marker(f"{name} line {number}: not UTF-8 ({short_error(exc)})", number)
             continue
         except ValueError as exc:
             hint = "; the file looks truncated" if not raw.endswith(b"\n") else ""
-            yield _marker(f"{name} line {number}: not JSON ({short_error(exc)}){hint}", number)
+            yield marker(f"{name} line {number}: not JSON ({short_error(exc)}){hint}", number)
             continue
         yield normalize(obj, f"{name} line {number}", number)
 
@@ -355,12 +322,12 @@ def _json_rows(path: Path) -> Iterator[dict]:
 
 
 def check_columns(columns: Iterable[str], name: object) -> None:
-    """Refuse a table whose columns are not APPS rows (an id column) or TACO rows (its schema), in one line."""
+    """Refuse a table whose columns are no dataset's of the table (`table.py`), in one line."""
     names = set(columns)
-    if "problem_id" not in names and "id" not in names and not taco.is_taco_schema(names):
+    if not table.recognised(names):
         raise DatasetError(
             f"{name} has no problem_id column (columns: {', '.join(sorted(names)) or 'none'}); "
-            "it does not look like APPS or TACO rows"
+            f"it does not look like {table.accepted_schemas()}"
         )
 
 
@@ -386,8 +353,7 @@ def parquet_file_rows(pf: Any, name: str, before_group: Callable[[int, list[str]
     ``before_group(group, columns)`` runs before each row group is read (a streamed file fetches it there).
     """
     names = pf.schema_arrow.names
-    columns = [c for c in (*ROW_FIELDS, "id", *taco.MARKER_COLUMNS, *taco.EXTRA_COLUMNS) if c in names]
-    columns = list(dict.fromkeys(columns))
+    columns = [c for c in table.all_columns() if c in names]
     index = 0
     try:
         for group in range(pf.num_row_groups):
@@ -443,8 +409,7 @@ def arrow_file_rows(reader: Any, name: str) -> Iterator[dict]:
     import pyarrow as pa
 
     names = reader.schema.names
-    columns = list(dict.fromkeys(c for c in (*ROW_FIELDS, "id", *taco.MARKER_COLUMNS, *taco.EXTRA_COLUMNS)
-                                 if c in names))
+    columns = [c for c in table.all_columns() if c in names]
     index = 0
     try:
         if isinstance(reader, pa.ipc.RecordBatchFileReader):

@@ -19,10 +19,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from ..core.settings import TACO_TIERS as TIERS  # TACO's order, easiest first
+from . import apps
+from .limits import RowLimits, limit_of, limit_text, time_limit_of  # noqa: F401 - named here for TACO's callers
+from .model import Cases, Problem, SkippedRow
+
+TIERS = ("EASY", "MEDIUM", "MEDIUM_HARD", "HARD", "VERY_HARD")  # TACO's order, easiest first
 UNKNOWN_TIER = "UNKNOWN_DIFFICULTY"
 # Columns only TACO rows have: a row (or a file's schema) with one of them is a TACO row, whose id is its index.
 MARKER_COLUMNS = ("skill_types", "raw_tags", "time_limit", "memory_limit", "Expected Time Complexity",
@@ -37,12 +40,31 @@ _MEMORY_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "b": 1}
 _NULLS = {"", "none", "null", "nan", "n/a", "-"}
 
 
-def is_taco_row(row: dict[str, Any]) -> bool:
-    return any(column in row for column in MARKER_COLUMNS)
+COLUMNS = (*apps.COLUMNS, *MARKER_COLUMNS, *EXTRA_COLUMNS)
 
 
-def is_taco_schema(columns: Any) -> bool:
+def marks(columns: Any) -> bool:
+    """A row (or a file's schema) with one of TACO's own columns is a TACO row."""
     return any(column in columns for column in MARKER_COLUMNS)
+
+
+def normalize(obj: dict, where: str, line: int | None = None) -> dict:
+    """An APPS row (`apps.normalize`) without an id column (its id is its index) and with TACO's columns."""
+    return apps.normalize(obj, where, line, id_optional=True, extra=EXTRA_COLUMNS)
+
+
+def tier(row: dict[str, Any]) -> str:
+    """TACO's tiers in upper case, as TACO writes them; a row without one is UNKNOWN_DIFFICULTY."""
+    value = row.get("difficulty")
+    return tier_of(value) or str(value or "").strip().lower() or UNKNOWN_TIER
+
+
+def parse(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | SkippedRow:
+    """An APPS problem with TACO's tags, skill types and the row's own limits."""
+    limits = parse_limits(row)
+    return apps.parse_apps_row(row, index, apps.problem_id(row, index), tier(row),
+                               tags=labels(row.get("tags")), skills=labels(row.get("skill_types")),
+                               time_limit=limits.time, memory_limit=limits.memory, limit_error=limits.error)
 
 
 def tier_of(value: Any) -> str | None:
@@ -78,15 +100,6 @@ def labels(value: Any) -> tuple[str, ...]:
         if name and name not in seen:
             seen.append(name)
     return tuple(seen)
-
-
-@dataclass(frozen=True)
-class RowLimits:
-    """A row's own limits: seconds and bytes, None where the row has none; ``error`` says what could not be read."""
-
-    time: float | None = None
-    memory: int | None = None
-    error: str = ""
 
 
 def parse_time(value: Any) -> float | None:
@@ -138,36 +151,3 @@ def parse_limits(row: dict[str, Any]) -> RowLimits:
         memory = None
         errors.append(str(exc))
     return RowLimits(time, memory, "; ".join(errors))
-
-
-def limit_text(seconds: float | None, memory: int | None) -> str:
-    """``2 s, 256 MiB`` for the report."""
-    parts = []
-    if seconds is not None:
-        parts.append(f"{seconds:g} s")
-    if memory is not None:
-        parts.append(f"{memory / (1 << 20):g} MiB" if memory % (1 << 20) == 0 or memory > 1 << 20 else f"{memory} B")
-    return ", ".join(parts)
-
-
-def time_limit_of(problem: Any, row: bool, base_timeout: float, scale: float = 1.0) -> float:
-    """The seconds a problem's test may run: with per-problem limits (`row`) its row's time limit times `scale`,
-    else (or for a row without one) `base_timeout`, the run's limit already scaled."""
-    return problem.time_limit * scale if row and problem.time_limit is not None else base_timeout
-
-
-def limit_of(problem: Any, row: bool, base_timeout: float, base_memory: int, scale: float = 1.0) -> dict:
-    """Which limits a problem ran under, for the report: the mode ("row" or "fixed"), the figures, and why a row's
-    limit was not used (unreadable)."""
-    use_row = row and (problem.time_limit is not None or problem.memory_limit is not None)
-    timeout = time_limit_of(problem, use_row, base_timeout, scale)
-    memory = problem.memory_limit if use_row and problem.memory_limit is not None else None
-    out = {"mode": "row" if use_row else "fixed", "time": round(timeout, 6),
-           "text": limit_text(timeout, memory) + ("" if memory is not None else
-                                                   (f", {base_memory / (1 << 20):g} MiB address space" if base_memory
-                                                    else ""))}
-    if memory is not None:
-        out["memory_rss"] = memory
-    if problem.limit_error:
-        out["unreadable"] = problem.limit_error
-    return out

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
-from ..dataset.taco import time_limit_of
+from ..dataset.limits import time_limit_of
 from ..executor import Limits
 from ..executor.speed import charged, credit
 

@@ -16,7 +16,7 @@ from typing import Any
 from ..candidates.sources import REFERENCE
 from ..core.settings import Settings
 from ..dataset.problems import Problem, Selection
-from ..dataset.taco import limit_of
+from ..dataset.limits import limit_of
 from ..executor import Executor, Limits
 from ..judge.checkers import Checkers
 from ..judge.profiles import TABLE, Judging, preload_for
@@ -45,7 +45,7 @@ class RunSpec:
         return problem_limits(self.limits, problem, self.judging.row_limits, self.judging.time_scale)
 
     def limit_of(self, problem: Problem) -> dict[str, Any]:
-        """The limits `problem` ran under, for the report (dataset/taco.py's figures)."""
+        """The limits `problem` ran under, for the report (dataset/limits.py)."""
         return limit_of(problem, self.judging.row_limits, self.limits.timeout, self.limits.memory,
                         self.judging.time_scale)
 
@@ -72,4 +72,6 @@ def run_spec(settings: Settings, *, checker_code: Mapping[str, str] | None = Non
 
 def selection_of(settings: Settings) -> Selection:
     """The problems `settings` select, in the order the selection applies: tiers, ids, offset, limit; tags."""
-    return Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag)
+    return Selection(settings.difficulty, settings.only, settings.offset, settings.limit, settings.tag,
+                     since=settings.since, until=settings.until, release=settings.release,
+                     test_sets=settings.test_sets)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.settings import DEFAULT_TIMEOUT
 from ..dataset.problems import Problem, SkippedRow
-from ..dataset.taco import limit_of
+from ..dataset.limits import limit_of
 from ..judge.special import KIND_NAMES, SpecialJudges
 
 NEEDS_CHECKER_REASON = "needs a checker (several right outputs in TACO's special-judge list) and has none"

@@ -6,8 +6,12 @@
           program runs its way (`executor/appsstyle.py`) and `apps.py` compares its way.
   "taco"  TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235): standard-input programs run as real
           programs after TACO's prelude and compare as `taco.py` does; call-based ones as "apps" does.
+  "lcb"   LiveCodeBench's verdicts (`livecodebench.py`): real programs, its line and Decimal comparison, its
+          strict equality of returned values.
+  "codecontests"  CodeContests' tester's output comparison (`codecontests.py`): real programs, tokens compared
+          with a 1e-5 tolerance for numbers.
 
-The two are never mixed: a run has one profile, named in every report. A reference run (`audit`) also records,
+Profiles are never mixed: a run has one profile, named in every report. A reference run (`audit`) also records,
 per test, a digest of each reference's output (to find problems whose references disagree) and, for a test that
 fails, the verdict under the other profile (to list references that pass only there).
 """
@@ -23,17 +27,19 @@ from typing import Any, Callable
 from ..core import jsontext
 from ..core.outcome import RUN_EXITED, Outcome, Verdict
 from ..core.settings import JUDGES, MIN_MEMORY, MIN_MEMORY_APPS, one_of
-from . import apps, seed, taco
+from . import apps, codecontests, livecodebench, seed, taco
 from .toolkit import Checker
 from .checkers import Checkers
 from .special import SpecialJudges
 
-__all__ = ["APPS", "PROFILES", "SEED", "TABLE", "TACO", "Judging", "Profile", "decide", "other_profile", "output_digest",
+__all__ = ["APPS", "CODECONTESTS", "LCB", "PROFILES", "SEED", "TABLE", "TACO", "Judging", "Profile", "decide", "other_profile", "output_digest",
            "preload_for"]
 
 SEED = "seed"
 APPS = "apps"
 TACO = "taco"
+LCB = "lcb"
+CODECONTESTS = "codecontests"
 PROFILES = JUDGES  # (SEED, APPS, TACO), as --apps-judge accepts them
 # the modules the executor's zygote loads for programs run in the original APPS harness's way (its prefix imports
 # numpy; its standard-input runs mock stdin): executor.APPS_STYLE_PRELOAD
@@ -52,6 +58,15 @@ def _decide_taco(fmt: str, expected: Any, outcome: Outcome, checker: Checker | N
     if fmt == "stdin":
         return taco.judge_stdin(expected, outcome, checker, step_prefix)
     return apps.judge(fmt, expected, outcome, checker)
+
+
+def _decide_lcb(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None, step_prefix: str) -> Verdict:
+    return livecodebench.judge(fmt, expected, outcome, checker)
+
+
+def _decide_codecontests(fmt: str, expected: Any, outcome: Outcome, checker: Checker | None,
+                         step_prefix: str) -> Verdict:
+    return codecontests.judge(fmt, expected, outcome, checker)
 
 
 @dataclass(frozen=True)
@@ -80,6 +95,11 @@ TABLE: dict[str, Profile] = {p.name: p for p in (
     Profile(TACO, "TACO's verdicts (FlagOpen/TACO metrics/testing_util.py 2ba6235, reproduced in isolation)",
             runs="taco-harness", preload=APPS_STYLE_PRELOAD, memory_floor=MIN_MEMORY_APPS, audit_with=SEED,
             decide=_decide_taco),
+    Profile(LCB, "LiveCodeBench's verdicts (LiveCodeBench lcb_runner testing_util.py 28fef95; programs run as "
+            "real programs)", runs="real", preload=(), memory_floor=MIN_MEMORY, audit_with=SEED, decide=_decide_lcb),
+    Profile(CODECONTESTS, "CodeContests' output comparison (google-deepmind/code_contests tester_sandboxer.cc "
+            "fa7a4f8; programs run as real programs)", runs="real", preload=(), memory_floor=MIN_MEMORY,
+            audit_with=SEED, decide=_decide_codecontests),
 )}
 PROFILES = JUDGES  # (SEED, APPS, TACO), as --apps-judge accepts them
 DESCRIPTIONS = {name: entry.description for name, entry in TABLE.items()}

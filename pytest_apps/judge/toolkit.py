@@ -224,3 +224,19 @@ def checked(checker: Checker, got: Any, details: dict[str, Any]) -> Verdict:
     details["first_diff"] = message or "rejected by the checker"
     return Verdict(WRONG_ANSWER, step=CHECKER_STEP, reason="checker: " + (message or "wrong answer"),
                    details=details)
+
+
+def judged_text(expected: Any, got: str, compare: Callable[[str, str], "str | None"], details: dict[str, Any],
+                checker: Checker | None) -> Verdict:
+    """A standard-input run that ended normally, decided by `checker` when there is one, else by `compare` (the
+    profile's comparison: the step that accepts `got` against the expected text, or None)."""
+    if checker is not None:
+        details.update(got=cut(got))
+        return checked(checker, got, details)
+    text = expected_text(expected) or ""
+    step = compare(got, text)
+    if step is not None:
+        return Verdict(PASS, step=step)
+    diff = first_difference(text, got)
+    details.update(expected=cut(text), got=cut(got), first_diff=diff)
+    return Verdict(WRONG_ANSWER, reason=diff, details=details)

@@ -30,9 +30,9 @@ from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_fo
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
 from ..core.settings import Settings
-from ..dataset import index, taco
+from ..dataset import index, table
 from ..dataset.index import cases_path, read_cases
-from ..dataset.problems import Cases, Problem, Selection, SkippedRow, absent_tiers_line
+from ..dataset.problems import Cases, Problem, SkippedRow, absent_tiers_line
 from ..dataset.rows import DatasetError
 from ..engine.failtext import write_case_files
 from ..engine.result import CaseResult
@@ -111,15 +111,15 @@ def build_plan(
     if absent:
         raise DatasetError(absent)
     if not parsed.problems and not parsed.skipped:  # nothing to run: a usage error, never a report of nothing
-        held = parsed if selection == Selection() else index.load(
-            settings.dataset_ref(), settings.split, settings.revision, Selection(), 1,
+        held = parsed if selection == selection.unfiltered() else index.load(
+            settings.dataset_ref(), settings.split, settings.revision, selection.unfiltered(), 1,
             sink=lambda problem, cases: None).parsed
         raise DatasetError(empty_selection_text(settings, loaded.source_dict(), held.problems, len(held.skipped),
                                              parsed.missing))
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
-        special.check_rows(not parsed.problems or any(taco.tier_of(p.difficulty) for p in parsed.problems))
+        special.check_rows(table.takes_special_judge(parsed.problems))
     if special is not None and settings.needs_checker == "exclude":
         checkers = Checkers.from_setting(settings.checkers, settings.rootdir)
         parsed.problems, left_out = exclude_needing_checker(
@@ -143,8 +143,9 @@ def build_plan(
     return plan
 
 
-SELECTION_OPTIONS = (("difficulty", "--apps-difficulty"), ("tag", "--apps-tag"), ("only", "--apps-only"),
-                     ("offset", "--apps-offset"), ("limit", "--apps-limit"))
+SELECTION_OPTIONS = (("difficulty", "--apps-difficulty"), ("tag", "--apps-tag"), ("since", "--apps-since"),
+                     ("until", "--apps-until"), ("only", "--apps-only"), ("offset", "--apps-offset"),
+                     ("limit", "--apps-limit"))
 
 
 def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0) -> str:
@@ -157,8 +158,10 @@ def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0)
     numeric = all(i.isdigit() for i in ids)
     span = f"{min(ids, key=int)}-{max(ids, key=int)}" if numeric else f"{ids[0]}-{ids[-1]}"
     tiers = sorted({p.difficulty for p in problems if p.difficulty})
+    dates = sorted(p.date for p in problems if p.date)
+    when = f"; contest dates {dates[0][:10]} to {dates[-1][:10]}" if dates else ""
     return (f"the dataset {where} holds {len(problems)} problem{'s' if len(problems) != 1 else ''} "
-            f"(ids {span}; tiers {', '.join(tiers) or 'none'})")
+            f"(ids {span}; tiers {', '.join(tiers) or 'none'}{when})")
 
 
 def empty_selection_text(settings: Settings, source: dict[str, Any], held: list[Problem], skipped: int = 0,

@@ -52,6 +52,8 @@ def selection_text(settings: dict[str, Any]) -> str:
         parts.append("difficulty " + ",".join(settings["difficulty"]))
     if settings.get("tag"):
         parts.append("tag " + ",".join(settings["tag"]))
+    if settings.get("since") or settings.get("until"):
+        parts.append(f"contest dates {settings.get('since') or '...'} to {settings.get('until') or '...'}")
     if settings.get("only"):
         parts.append("only " + ",".join(settings["only"]))
     if settings.get("offset"):
@@ -59,6 +61,12 @@ def selection_text(settings: dict[str, Any]) -> str:
     if settings.get("limit") is not None:
         parts.append(f"limit {settings['limit']}")
     return ", ".join(parts) or "all problems"
+
+
+def _data_options(src: dict[str, Any]) -> str:
+    """' release release_v6', ' test sets private,generated': which rows and tests a dataset's options chose."""
+    return "".join(f" {label} {src[key]}" for key, label in (("release", "release"), ("test_sets", "test sets"))
+                   if src.get(key))
 
 
 def _source_version(src: dict[str, Any]) -> str:
@@ -87,7 +95,7 @@ def header_lines(state: RunState) -> list[str]:
     # a problem whose programs are all without code (a failed generation, text without a code block) has none
     with_code = sum(1 for p in plan.problems if any(c.has_code for c in plan.candidates.get(p.id, [])))
     lines = [
-        f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
+        f"apps: dataset {src['dataset']} {split}" + _data_options(src) + _source_version(src) + _index_text(src),
         f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
         f"{len(plan.skipped)} rows skipped",
         f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}"

@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.settings import DEFAULT_JUDGE, TIERS
+from ..core.settings import DEFAULT_JUDGE
+from ..dataset.table import tier_order
 from .stats import LEVEL, NEWCOMBE, SQUARE_AND_ADD, clopper_pearson, mcnemar_exact, mean_interval, newcombe_paired
 from .stats import square_and_add
 
@@ -275,7 +276,7 @@ def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: 
     tiers: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
     for a, b in pairs:
         tiers.setdefault(str(b.get("difficulty") or a.get("difficulty") or ""), []).append((a, b))
-    order = [t for t in TIERS if t in tiers] + sorted(set(tiers) - set(TIERS))
+    order = tier_order(tiers)
     per_tier = {t: {"problems": len(tiers[t]), **_paired(tiers[t], sampled)} for t in order}
 
     def change(a: Mapping[str, Any], b: Mapping[str, Any], failing: bool) -> Change:

@@ -39,7 +39,8 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
-from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args
+from ..core.settings import Settings, rerun_args
+from ..dataset.table import tier_order
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .markdown import store_failure
@@ -71,7 +72,6 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 CODE_OF = {kind: code for kind, (code, _, _) in KINDS.items()}
 OTHER_CODE = "x"  # a kind this module does not know (a newer report): drawn like a harness error
-TIER_ORDER = (*TIERS, *TACO_TIERS)
 PROGRAM_MAX_CHARS = 20_000  # a program longer than this is cut in the page (the JSON report has it whole)
 
 
@@ -269,7 +269,7 @@ def _duration(seconds: float) -> str:
 
 def _tiers(f: Mapping[str, Any]) -> str:
     per_tier = f.get("per_tier") or {}
-    names = [t for t in TIER_ORDER if t in per_tier] + sorted(set(per_tier) - set(TIER_ORDER))
+    names = tier_order(per_tier)
     return "".join(_groups(f, key, title, order) for key, title, order in (
         ("per_tier", "Strict accuracy per tier", names),
         ("per_skill", "Strict accuracy per skill type", list(f.get("per_skill") or {})),

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import NO_CASE, CaseRecord
-from ..core.settings import TACO_TIERS, TIERS
+from ..dataset.table import tiers_shown
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import Unit, figure_texts, group_intervals, interval_figures
 from .passk import ks_for, mean_pass_at_k
@@ -270,7 +270,7 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     per_tier = {}
     tier_samples = {}
     present = {r.difficulty for r in results}
-    shown = TACO_TIERS if present & set(TACO_TIERS) else TIERS  # a TACO run has TACO's tiers, in its order
+    shown = tiers_shown(present)  # the run's dataset's tiers, in its order
     for tier in (*shown, *sorted(present - set(shown))):
         members = [r for r in results if r.difficulty == tier]
         if not members and tier not in shown:
