@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shlex
 import shutil
@@ -166,6 +167,22 @@ def test_a_bad_option_is_a_usage_error_in_one_line(sample_project: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert errors == ["ERROR: --apps-work-stealing: unknown mode 'yes'; use on or off"]
+
+
+@pytest.mark.parametrize("ini, says", [
+    ("apps = maybe\n", "ERROR: ini option apps: invalid truth value 'maybe'; give apps = true or apps = false"),
+    ("apps = true\napps_regenerate = maybe\n",
+     "ERROR: ini option apps_regenerate: invalid truth value 'maybe'; give true or false"),
+    ("apps = true\napps_dataset = sample\napps_timeout = nan\n", "ERROR: ini option apps_timeout: 'nan' is not a "
+     "finite number; *"),
+])
+def test_a_bad_ini_value_is_one_line_naming_its_key(pytester: pytest.Pytester, ini: str, says: str) -> None:
+    pytester.makeini("[pytest]\n" + ini)
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and fnmatch.fnmatch(errors[0], says), result.stderr.lines
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
 
 
 def test_ini_options_apply_and_command_line_wins(sample_project: pytest.Pytester) -> None:

@@ -27,7 +27,7 @@ from .base import RunPlugin
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CasePlugin, RemoteCasePlugin
 from .cpus import available_cpus, xdist_workers
-from .options import REMOTE_KEY, ini_folder
+from .options import REMOTE_KEY, checked_ini, ini_folder
 from .outputs import check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan
 from .progress import progress_printer
@@ -130,7 +130,8 @@ def settings_of(config: pytest.Config) -> Settings:
         # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
         # which pytest may place elsewhere (e.g. above a dataset path given as an option); the ini file's
         # from its folder, as pytest's own path settings.
-        return resolve(config.getoption, config.getini, str(config.invocation_params.dir), ini_folder(config))
+        return resolve(config.getoption, checked_ini(config.getini), str(config.invocation_params.dir),
+                       ini_folder(config))
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
 
