@@ -291,3 +291,67 @@ def test_a_second_run_writing_the_same_report_at_once_warns(tmp_path: Path) -> N
     assert f"(pid {first.pid})" in warned[0] and "reports/apps-report.json at the same time" in warned[0]
     assert "another run" not in out and first.returncode == 0
     assert not lock.exists()
+
+
+def test_a_lone_surrogate_in_a_row_or_a_program_is_one_line_and_leaves_no_plan(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """JSON's `\\ud800` alone decodes to a lone surrogate, which no UTF-8 file holds: the row is skipped and
+    counted, the program refused (a compile error), the run goes on, and no plan folder stays behind."""
+    tmp = pytester.path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    rows = [apps_row(1, ["2\n"], ["4\n"]), apps_row(2, ["2\ud800\n"], ["4\n"]), apps_row(3, ["2\n"], ["4\n"])]
+    (pytester.path / "rows.jsonl").write_text("\n".join(rows) + "\n")
+    (pytester.path / "gen.jsonl").write_text(
+        json.dumps({"problem_id": 1, "code": "print(2 * int(input()))  # \ud800"}) + "\n"
+        + json.dumps({"problem_id": 3, "code": "print(2 * int(input()))"}) + "\n")
+    result = run(pytester, "--apps-dataset=rows.jsonl", "--apps-candidates=gen.jsonl", "-p", "no:cacheprovider")
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines([
+        "*: compile error (SyntaxError: a lone surrogate (\\ud800) on line 1 of the program is not Unicode text*",
+        "skipped row 1 (problem 2) of *rows.jsonl: input_output: a test holds a lone surrogate (\\ud800)*"])
+    report = read_report(pytester)
+    assert [row["problem_id"] for row in report["skipped_rows"]] == ["2"]
+    assert not list(tmp.glob("pytest-apps-plan-*"))
+
+
+def test_a_plan_that_cannot_be_made_leaves_no_folder(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp = pytester.path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    (pytester.path / "gen.jsonl").write_text('{"problem_id": 900001, "code": \n')  # not JSON
+    result = run(pytester, "--apps-dataset=sample", "--apps-candidates=gen.jsonl", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    assert not list(tmp.glob("pytest-apps-plan-*"))
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next_run_and_a_live_runs_is_kept(tmp_path: Path) -> None:
+    """A controller killed by SIGKILL runs no clean-up: its plan folder (the selection's tests) and its report
+    lock stay. The next run removes them, the folder only when the run that made it is dead."""
+    folder = slow_project(tmp_path / "project")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**environment(), "TMPDIR": str(tmp)}
+    live = subprocess.Popen(["sleep", "600"])
+    try:
+        (tmp / f"pytest-apps-plan-{live.pid}-abc").mkdir()  # a live run's: kept
+        first = subprocess.Popen(pytest_command("-n", "0"), cwd=folder, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        lock = folder / "reports" / ".apps-report.json.lock"
+        deadline = time.monotonic() + 300
+        while not (lock.is_file() and lock.read_text()) and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first.poll() is None, "the run ended before it was killed"
+        first.kill()
+        first.wait(timeout=60)
+        left = [p.name for p in tmp.glob(f"pytest-apps-plan-{first.pid}-*")]
+        assert left and lock.exists()  # what the killed run left
+        second = subprocess.run(pytest_command("-n", "0", "--apps-only=900001"), cwd=folder, env=env,
+                                capture_output=True, text=True, timeout=600, check=False)
+        assert second.returncode == 0, second.stdout[-3000:]
+        assert sorted(p.name for p in tmp.glob("pytest-apps-plan-*")) == [f"pytest-apps-plan-{live.pid}-abc"]
+        assert not lock.exists()
+    finally:
+        live.kill()
+        live.wait()

@@ -183,6 +183,9 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
             return SkippedRow(index, pid, f"input_output is not JSON ({exc})")
     else:
         io = raw
+    broken = not_unicode(row, io)
+    if broken:
+        return SkippedRow(index, pid, broken)
     if not isinstance(io, dict):
         return SkippedRow(index, pid, f"input_output is not an object (a {type(io).__name__})")
     inputs, outputs = io.get("inputs"), io.get("outputs")
@@ -222,6 +225,30 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
         **extra,
     )
     return problem, Cases(inputs, outputs)
+
+
+def not_unicode(row: dict[str, Any], io: Any) -> str:
+    """Why a row's text cannot be written or run ("" when it can): a lone surrogate (JSON's `\\ud800` alone
+    decodes to one) is no character, and no UTF-8 file, program input or report can hold it."""
+    for key in ("question", "starter_code", "input_output"):
+        value = row.get(key)
+        if isinstance(value, str) and _lone_surrogate(value):
+            return f"{key} holds a lone surrogate (\\u{_lone_surrogate(value):04x}), which is not Unicode text"
+    text = row.get("input_output")
+    if not isinstance(text, str) or "\\u" in text:  # (escaped text: only then can the tests hold one)
+        found = _lone_surrogate(jsontext.dumps(io))
+        if found:
+            return f"input_output: a test holds a lone surrogate (\\u{found:04x}), which is not Unicode text"
+    return ""
+
+
+def _lone_surrogate(text: str) -> int:
+    """The first lone surrogate's code point in `text` (0: none)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return ord(text[exc.start])
+    return 0
 
 
 def _size(value: Any) -> int:

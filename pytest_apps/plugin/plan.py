@@ -17,12 +17,13 @@ the controller (`remote.py`).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
 import tempfile
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -93,8 +94,37 @@ def build_plan(
 ) -> Plan:
     """Read and select the dataset, read the candidates, and write the plan. `provide` and `checker` (the
     `pytest_apps_candidates` and `pytest_apps_checker` hooks) are asked per problem. Raises the loaders'
-    one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input."""
-    folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
+    one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input. A plan folder
+    made here is removed when the plan cannot be made (a bad input, an interrupt): it may hold tests."""
+    if folder is not None:
+        return _build_plan(settings, Path(folder), progress, provide, checker)
+    remove_dead_plans()
+    made = Path(tempfile.mkdtemp(prefix=f"{PLAN_PREFIX}{os.getpid()}-"))
+    try:
+        return _build_plan(settings, made, progress, provide, checker)
+    except BaseException:
+        remove_plan(made)
+        raise
+
+
+PLAN_PREFIX = "pytest-apps-plan-"  # + the pid of the run that made it: a folder whose run is dead is removed
+
+
+def remove_dead_plans(where: str | None = None) -> list[str]:
+    """Remove the plan folders (they hold a selection's tests) that runs killed before their end left, those
+    whose run's process no longer exists: never a live run's. Returns the folders removed."""
+    removed = []
+    for path in glob.glob(os.path.join(where or tempfile.gettempdir(), f"{PLAN_PREFIX}*-*")):
+        pid = os.path.basename(path)[len(PLAN_PREFIX):].split("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or os.path.exists(f"/proc/{pid}"):
+            continue  # (a folder of an older form, this run's, or a live run's)
+        remove_plan(Path(path))
+        removed.append(path)
+    return removed
+
+
+def _build_plan(settings: Settings, folder: Path, progress: Callable[[str], None] | None,
+                provide: Provider | None, checker: Callable[[Problem], Any] | None) -> Plan:
     (folder / "cases").mkdir(parents=True, exist_ok=True)
     selection = selection_of(settings)
     cases_folder = folder / "cases"
@@ -127,6 +157,7 @@ def build_plan(
         parsed.skipped.extend(left_out)
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
     candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide)
+    candidates = {pid: [refuse_non_unicode(c) for c in cs] for pid, cs in candidates.items()}
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
@@ -141,6 +172,31 @@ def build_plan(
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
+
+
+def refuse_non_unicode(candidate: Candidate) -> Candidate:
+    """A program holding a lone surrogate (a generation's JSON `\\ud800` alone) is no Unicode text: python cannot
+    read it, so it is refused (a compile error naming the character and its line), shown with the character
+    escaped; its model text likewise."""
+    code, raw = candidate.code, candidate.raw
+    if not (_non_unicode(code) or _non_unicode(raw)):
+        return candidate
+    refused = candidate.refused
+    if _non_unicode(code):
+        assert code is not None
+        at = next(i for i, c in enumerate(code) if "\ud800" <= c <= "\udfff")
+        refused = refused or (f"SyntaxError: a lone surrogate (\\u{ord(code[at]):04x}) on line "
+                              f"{code.count(chr(10), 0, at) + 1} of the program is not Unicode text "
+                              f"(in file {candidate.file})")
+    return replace(candidate, code=_escaped(code), raw=_escaped(raw), refused=refused)
+
+
+def _non_unicode(text: str | None) -> bool:
+    return text is not None and any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _escaped(text: str | None) -> str | None:
+    return None if text is None else text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 SELECTION_OPTIONS = (("difficulty", "--apps-difficulty"), ("tag", "--apps-tag"), ("only", "--apps-only"),
