@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -274,7 +277,10 @@ def test_the_run_section_derives_each_reason_from_the_cases_never_by_elimination
     assert kept["records"]["failed"] == "No space left on device" and kept["records"]["not_kept"] == 51
 
 
-def test_a_second_run_writing_the_same_report_at_once_warns(tmp_path: Path) -> None:
+def test_a_second_run_on_the_report_a_live_run_writes_is_refused_and_the_first_keeps_its_report(
+        tmp_path: Path) -> None:
+    """Two runs on one report path: the second would replace the first's report (or the first the second's)
+    unsaid. The second is refused in one line before any case; the first ends as if alone."""
     folder = slow_project(tmp_path)
     first = subprocess.Popen(pytest_command(), cwd=folder, env=environment(), stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
@@ -286,10 +292,14 @@ def test_a_second_run_writing_the_same_report_at_once_warns(tmp_path: Path) -> N
     second = subprocess.run(pytest_command("-k", "900001", "--apps-records=off"), cwd=folder, env=environment(),
                             capture_output=True, text=True, timeout=600, check=False)
     out, _ = first.communicate(timeout=600)
-    warned = [line for line in second.stdout.splitlines() if "another run" in line]
-    assert len(warned) == 1, second.stdout[-3000:]  # after the summary (-q leaves the header out)
-    assert f"(pid {first.pid})" in warned[0] and "reports/apps-report.json at the same time" in warned[0]
+    assert second.returncode == pytest.ExitCode.USAGE_ERROR, second.stdout[-3000:] + second.stderr[-3000:]
+    [line] = [line for line in second.stderr.splitlines() if line.startswith("ERROR:")]
+    assert line == (f"ERROR: another run (pid {first.pid}) is writing {folder}/reports/apps-report.json: wait for its "
+                    "end, or give this run a report of its own (--apps-report=PATH)")
+    assert "passed" not in second.stdout and not (folder / "reports" / "apps-report.incomplete.json").exists()
     assert "another run" not in out and first.returncode == 0
+    report = json.loads((folder / "reports" / "apps-report.json").read_text())
+    assert report["run"]["complete"] and report["run"]["executed"] == 27
     assert not lock.exists()
 
 
@@ -355,3 +365,102 @@ def test_what_a_killed_run_left_is_removed_by_the_next_run_and_a_live_runs_is_ke
     finally:
         live.kill()
         live.wait()
+
+
+# ------------------------------------------------------------------ a report path that is no regular file
+
+
+BROKEN_REVERSE = "def reverse_words(s):\n    raise ValueError('nope')\n"  # 900002: a runtime error
+WRONG = "a, b = map(int, input().split())\nprint(a - b)\n"  # problem 900001's program: a wrong answer
+
+
+def wrong_project(pytester: pytest.Pytester) -> pytest.Pytester:
+    (pytester.path / "solutions").mkdir(exist_ok=True)
+    (pytester.path / "solutions" / "900001.py").write_text(WRONG)
+    return pytester
+
+
+REPORT_OPTIONS = ("--apps-report", "--apps-html", "--apps-markdown", "--apps-predictions")
+
+
+def test_a_device_as_every_report_path_is_written_in_place_and_nothing_is_made_beside_it(
+        pytester: pytest.Pytester) -> None:
+    """As root a rename over `/dev/null` would replace the device with a regular file (and make `/dev/cases/`).
+    A null device of the test's own stands in for it: never the machine's."""
+    devices = pytester.path / "dev"
+    devices.mkdir()
+    null = devices / "null"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        null.write_text("probe")
+    except OSError as exc:
+        pytest.skip(f"cannot make a null device here ({exc.strerror})")
+    wrong_project(pytester)
+    result = run(pytester, "--apps-dataset=sample", "--apps-only=900001", "-p", "no:cacheprovider",
+                 *(f"{option}={null}" for option in REPORT_OPTIONS), f"--junitxml={null}")
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    result.assert_outcomes(failed=4, passed=1)
+    assert stat.S_ISCHR(null.stat().st_mode)  # still the device
+    assert [p.name for p in devices.iterdir()] == ["null"]  # no cases/, no lock, no temporary file
+    assert "cases/" not in result.stdout.str() and "could not be written" not in result.stdout.str()
+
+
+def test_a_fifo_as_the_report_path_gets_the_report_and_one_without_a_reader_is_one_line(
+        pytester: pytest.Pytester) -> None:
+    wrong_project(pytester)
+    fifo = pytester.path / "report.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as fh:  # a reader waiting for the report, as `tee` or a collector would
+            got.append(fh.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    result = run(pytester, "--apps-dataset=sample", "--apps-only=900001", "-p", "no:cacheprovider",
+                 f"--apps-report={fifo}")
+    reader.join(timeout=60)
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    assert json.loads(got[0])["summary"]["problems"] == 1
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    made = {p.name for p in pytester.path.iterdir()} - {".apps-records", "report.fifo", "solutions"}
+    assert not {name for name in made if not name.startswith(("runpytest-", "stdout", "stderr"))}, made
+    alone = run(pytester, "--apps-dataset=sample", "--apps-only=900001", "-p", "no:cacheprovider",
+                f"--apps-report={fifo}")  # nobody reads: refused at once, never waited on
+    assert alone.ret == 6
+    alone.stdout.fnmatch_lines(["ERROR: the JSON report report.fifo could not be written (No such device or "
+                                "address): exit status 6"])
+
+
+def test_a_dash_as_a_report_path_is_one_line(pytester: pytest.Pytester) -> None:
+    result = run(pytester, "--apps-dataset=sample", "-p", "no:cacheprovider", "--apps-markdown=-")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert line.startswith("ERROR: --apps-markdown: '-' is not taken for standard output")
+    assert not (pytester.path / "-").exists()
+
+
+# ------------------------------------------------------------------------- the failing cases' files
+
+
+def test_a_full_disk_under_the_case_files_is_one_warning_and_costs_no_failure_its_text(
+        pytester: pytest.Pytester, mounts) -> None:
+    wrong_project(pytester)
+    (pytester.path / "solutions" / "900002.py").write_text(BROKEN_REVERSE)
+    cases = mounts(pytester.path / "reports" / "cases")
+    fill(cases, 0)
+    result = run(pytester, *SAMPLE, "--apps-only=900001,900002", "--junitxml=junit.xml")
+    assert result.ret == 1, result.stdout.str()[-3000:]
+    result.assert_outcomes(failed=8, passed=1)
+    out = result.stdout.str()
+    # the program's own tracebacks (its runtime errors), none of the harness's
+    assert out.count("Traceback") == 4 and "OSError" not in out and "failtext.py" not in out, out[-3000:]
+    assert out.count("No space left") == 1
+    warned = [line for line in result.stdout.lines if "could not be written to reports/cases" in line]
+    assert warned == ["WARNING: failing cases' inputs could not be written to reports/cases (No space left on "
+                      "device); the failures are reported in full"]
+    assert len(re.findall(r"test \d: wrong answer", out)) >= 4 and len(re.findall(r"test \d: runtime error", out)) >= 4
+    junit = (pytester.path / "junit.xml").read_text()
+    assert junit.count("wrong answer") >= 4 and "No space left" not in junit and "apps_case_files" not in junit
+    assert [p.name for p in cases.rglob("*") if p.is_file()] == ["filler"]  # no half-written file either

@@ -343,6 +343,7 @@ def argparse_kwargs(opt: Option) -> dict[str, Any]:
 # file, from the ini file's folder, as pytest takes its own path settings.
 PATH_OPTIONS = ("dataset", "candidates", "generations", "special-judge", "checkers", "records", "report", "html",
                 "markdown", "predictions", "baseline")
+OUTPUT_OPTIONS = ("report", "html", "markdown", "predictions")  # the files a run writes
 PATH_WORDS = {"dataset": ("sample",), "candidates": ("reference",), "checkers": ("builtin",), "records": ("off",)}
 
 
@@ -427,6 +428,9 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
         words = " or ".join(PATH_WORDS.get(opt.name, ()))
         what = "a folder path" if opt.name in ("records", "generations", "checkers") else "a file path"
         raise OptionError(f"{source}: an empty path; give {what}" + (f", or {words}" if words else ""))
+    if opt.name in OUTPUT_OPTIONS and raw == "-":
+        raise OptionError(f"{source}: '-' is not taken for standard output (the terminal shows the summary); give a "
+                          "file path (/dev/stdout writes there)")
     if opt.kind == "bytes":
         try:
             return parse_size(raw)

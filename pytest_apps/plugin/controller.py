@@ -24,11 +24,10 @@ from ..report.rollup import Summary
 from . import gateways
 from .base import RunPlugin
 from .baseline_file import BASELINE_KEY
-from .collect import RECORD_KEY
+from .collect import CASE_FILES_KEY, RECORD_KEY
 from .crashes import forget_junit_case
 from .interrupts import interrupt_workers, starting_workers, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
-from .outputs import ReportLock
 from .runend import exit_status, interruption, run_of
 from .state import ControllerState
 from .termstats import forget_quiet_phase
@@ -71,14 +70,13 @@ class ControllerPlugin(RunPlugin):
         # the record store, and how this run went, for the reports
         params = config.invocation_params
         self.ledger = Ledger(self.state, config.rootpath, params.dir, [str(a) for a in config.args])
-        # a second run writing the same report at once is said (at the start and at the end)
-        self.lock = ReportLock(self.state.settings.report_path)
-        self.sharing = self.lock.acquire()
+        self.lock = self.state.report_lock  # (taken before the plan: a second run on this report is refused)
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.selected_ids: set[str] | None = None  # their node ids (under xdist: the scheduler's, distribution.py)
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
+        self.case_files_failed = ""  # why failing cases' files could not be written (the first worker's words)
         super().__init__(config, uuid.uuid4().hex[:16], hurry=self._stop_workers)
 
     def _stop_workers(self) -> None:
@@ -138,7 +136,7 @@ class ControllerPlugin(RunPlugin):
         add_suite_properties(self.config, suite_properties(self.state))
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        lines = super().pytest_report_header(config) + ([self.sharing] if self.sharing else [])
+        lines = super().pytest_report_header(config)
         return lines + added_header_lines(config.hook.pytest_apps_report_header(settings=self.state.settings))
 
     @pytest.hookimpl(tryfirst=True)
@@ -147,6 +145,10 @@ class ControllerPlugin(RunPlugin):
             self.finished += 1  # a test's last report; "???": a worker crashed running it (and it runs no more)
         # Take our record out before --junitxml sees it: a dict property is noise there.
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
+        unwritten = [value for key, value in report.user_properties if key == CASE_FILES_KEY]
+        if unwritten:  # (said once, at the end, whichever worker met it)
+            self.case_files_failed = self.case_files_failed or str(unwritten[0])
+            report.user_properties = [(k, v) for k, v in report.user_properties if k != CASE_FILES_KEY]
         if mine:
             report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
             record = CaseRecord.from_json(mine[-1])
@@ -207,8 +209,8 @@ class ControllerPlugin(RunPlugin):
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary, self.run):
             terminalreporter.write_line(line)
-        if self.sharing:
-            terminalreporter.write_line(self.sharing, bold=True)
+        if self.case_files_failed:
+            terminalreporter.write_line(f"WARNING: {self.case_files_failed}", bold=True)
         for line in self.unwritten:
             terminalreporter.write_line(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", bold=True, red=True)
         if self.comparison is not None:

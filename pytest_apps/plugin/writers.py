@@ -13,6 +13,7 @@ from typing import Any
 from ..core import jsontext
 from ..core.record import CaseRecord
 from ..core.settings import rerun_args
+from ..core.writing import replacing, written_in_place
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
@@ -394,7 +395,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
     complete = run is None or bool(run.get("complete"))
 
     def place(path: Path, json_report: bool = False) -> Path:
-        return beside(path) if kept and (json_report or path.exists()) else path
+        return beside(path) if kept and (json_report or path.is_file()) else path
 
     comparison = None
     if baseline is not None:
@@ -410,7 +411,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
             failed.append(f"the {what} {_shown(path, state.started_in)} could not be written "
                           f"({exc.strerror or exc})")
             return
-        if complete:
+        if complete and not written_in_place(path):
             beside(path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
 
     attempt("JSON report", place(s.report_path, json_report=True),
@@ -456,14 +457,8 @@ def write_json(state: ControllerState, summary: Summary, document: dict[str, Any
                path: Path | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
     path = path or state.settings.report_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
-            jsontext.write_laid_out(document, fh)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # (a full disk: no half-written file left behind)
+    with replacing(path) as fh:  # streamed: the full split's report is tens of MB as text
+        jsontext.write_laid_out(document, fh)
+        fh.write("\n")
     return path

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.writing import replacing
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
@@ -182,13 +183,8 @@ def write_markdown(text: str, path: str | os.PathLike[str], environ: Mapping[str
     """Write `text` to `path` (atomically) and append it to $GITHUB_STEP_SUMMARY when that is set, as CI
     tools do (the job summary collects every step's text). Returns the files written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with replacing(path) as out:
+        out.write(text)
     written = [path]
     step_summary = (os.environ if environ is None else environ).get(STEP_SUMMARY_ENV)
     if step_summary:
