@@ -227,20 +227,29 @@ def test_an_empty_dataset_file_is_a_one_line_error(pytester: pytest.Pytester) ->
 
 def test_incomplete_reports_go_beside_complete_ones_only_and_a_complete_run_removes_them(
         project: pytest.Pytester) -> None:
-    outputs = ("--apps-markdown=r.md", "--apps-html=r.html")
-    first = run(project, *SAMPLE, "--apps-markdown=r.md")  # a complete JSON report and Markdown; no HTML yet
+    outputs = ("--apps-markdown=r.md", "--apps-html=r.html", "--junitxml=j.xml")
+    first = run(project, *SAMPLE, "--apps-markdown=r.md", "--junitxml=j.xml")  # complete JSON, Markdown, JUnit
     assert first.ret == 0
+    complete_junit = (project.path / "j.xml").read_text()
     partial = run(project, *SAMPLE, *outputs, "-k", "900001", "--apps-records=off")  # 22 cases without a record
     assert partial.ret == 0
     reports = project.path / "reports"
-    # beside the complete JSON report and Markdown; the HTML at its own path, where nothing was
+    # beside the complete JSON report, Markdown and JUnit file; the HTML at its own path, where nothing was
     assert (reports / "apps-report.incomplete.json").is_file() and (project.path / "r.incomplete.md").is_file()
     assert (project.path / "r.html").is_file() and not (project.path / "r.incomplete.html").exists()
+    assert (project.path / "j.xml").read_text() == complete_junit
+    assert (project.path / "j.incomplete.xml").read_text().count("<testcase ") == 5
     assert read_report(project)["run"]["complete"]
     assert not (project.path / "r.md").read_text().startswith(">")
+    # the terminal names the files this run wrote, and only those
+    partial.stdout.fnmatch_lines(["the complete report reports/apps-report.json is kept: this run's reports are "
+                                  "written beside the complete ones, as reports/apps-report.incomplete.json, "
+                                  "r.incomplete.md, j.incomplete.xml"])
+    partial.stdout.fnmatch_lines(["*generated xml file: *j.incomplete.xml*"])
     again = run(project, *SAMPLE, *outputs)
     assert again.ret == 0
     assert not (reports / "apps-report.incomplete.json").exists() and not (project.path / "r.incomplete.md").exists()
+    assert not (project.path / "j.incomplete.xml").exists()
     assert sorted(p.name for p in reports.iterdir() if p.is_file()) == ["apps-report.json"]
 
 

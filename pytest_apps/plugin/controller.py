@@ -12,11 +12,13 @@ import signal
 import time
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..core.record import CaseRecord
+from ..core.writing import written_in_place
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
@@ -34,6 +36,7 @@ from .termstats import forget_quiet_phase
 from .writers import (
     REPORT_NOT_WRITTEN,
     added_header_lines,
+    beside,
     build_summary,
     is_complete_report,
     junit_properties,
@@ -41,7 +44,16 @@ from .writers import (
     suite_properties,
     terminal_lines,
     write_reports,
+    written_beside,
 )
+
+
+def junit_writer(config: pytest.Config) -> Any:
+    """--junitxml's writer (pytest's LogXML, with its `logfile`), or None without --junitxml."""
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "LogXML" and hasattr(plugin, "logfile"):
+            return plugin
+    return None
 
 
 def add_suite_properties(config: pytest.Config, properties: Iterable[tuple[str, str]]) -> None:
@@ -178,9 +190,18 @@ class ControllerPlugin(RunPlugin):
         self.run = run_of(self.state, self.ledger, self.records, selected=self.selected,
                           selected_ids=self.selected_ids, interrupted=interruption(session, self.signal),
                           crashed=crashed)
+        junit = junit_writer(self.config)
+        junit_path = Path(junit.logfile) if junit is not None else None
         if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
-            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)
+            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records): nor is
+            # the complete run's --junitxml file
             self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
+            places = written_beside(self.state.settings, junit_path)
+            self.run["beside"] = [os.path.relpath(path, self.state.started_in) for path in places]
+            if junit_path is not None and junit_path.is_file():
+                junit.logfile = str(beside(junit_path))
+        elif self.run["complete"] and junit_path is not None and not written_in_place(junit_path):
+            beside(junit_path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
         add_suite_properties(self.config, run_properties(self.run))
 
     @pytest.hookimpl(trylast=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
-from ..core.settings import rerun_args
+from ..core.settings import Settings, rerun_args
 from ..core.writing import replacing, written_in_place
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
@@ -306,8 +306,8 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
                      f"{run['rerun_count']} rerun cases into the records of the others")
     if run.get("kept"):
-        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside it, "
-                     f"as {beside(Path(run['kept'])).name} (and likewise for --apps-html/--apps-markdown)")
+        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside the "
+                     f"complete ones, as {', '.join(run.get('beside') or [beside(Path(run['kept'])).name])}")
     return lines
 
 
@@ -431,6 +431,14 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
         attempt("Markdown report", place(s.path(s.markdown)),
                 lambda path: write_markdown(markdown_text(document), path))
     return comparison, document, failed
+
+
+def written_beside(settings: Settings, junitxml: Path | None = None) -> list[Path]:
+    """Where an incomplete run writes its reports while the complete JSON report is kept: beside that one, and
+    beside each other report path (`--junitxml` among them) that holds a file; the others at their paths."""
+    others = [settings.path(value) for value in (settings.html, settings.markdown, settings.predictions) if value]
+    others += [junitxml] if junitxml is not None else []
+    return [beside(settings.report_path)] + [beside(path) for path in others if path.is_file()]
 
 
 def beside(path: Path) -> Path:
