@@ -64,6 +64,9 @@ def add_suite_properties(config: pytest.Config, properties: Iterable[tuple[str, 
                 plugin.add_global_property(name, value)
 
 
+NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
+
+
 class ControllerPlugin(RunPlugin):
     """The controller's hooks: the run's records, its reports and its exit status."""
 
@@ -184,6 +187,8 @@ class ControllerPlugin(RunPlugin):
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
         the records of cases this run did not run taken from the store."""
         self.finishing = True
+        if self.nothing_to_report(session):
+            return
         if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
             self.state.ask_speed()
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
@@ -204,8 +209,16 @@ class ControllerPlugin(RunPlugin):
             beside(junit_path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
         add_suite_properties(self.config, run_properties(self.run))
 
+    def nothing_to_report(self, session: pytest.Session) -> bool:
+        """Whether the command line named no case of the plan (a node id that selects nothing, a path pytest
+        refused): a report of nothing, "complete", would replace the last one. The run writes none."""
+        return not self.ledger.cases or session.exitstatus == pytest.ExitCode.USAGE_ERROR
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run is None:  # (nothing_to_report: no report, no summary)
+            self.state.close(wait=False)
+            return
         self.state.isolation()  # for the report; asked before the executor is closed
         if not self.interrupts.received:  # (an interrupted run is not kept waiting for the figure)
             self.state.machine_speed()
@@ -226,6 +239,8 @@ class ControllerPlugin(RunPlugin):
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
+            if self.finishing and self.run is None:
+                terminalreporter.write_line(NO_REPORT, bold=True)
             return
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary, self.run):

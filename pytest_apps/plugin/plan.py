@@ -140,12 +140,12 @@ def _build_plan(settings: Settings, folder: Path, progress: Callable[[str], None
     absent = absent_tiers_line(settings.difficulty, parsed, settings.dataset)
     if absent:
         raise DatasetError(absent)
-    if not parsed.problems and not parsed.skipped:  # nothing to run: a usage error, never a report of nothing
+    if not parsed.problems:  # nothing to run (rows all unusable among them): a usage error, never a report of nothing
         held = parsed if selection == Selection() else index.load(
             settings.dataset_ref(), settings.split, settings.revision, Selection(), 1,
             sink=lambda problem, cases: None).parsed
         raise DatasetError(empty_selection_text(settings, loaded.source_dict(), held.problems, len(held.skipped),
-                                             parsed.missing))
+                                             parsed.missing) + unusable_text(parsed.skipped))
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
@@ -207,7 +207,7 @@ def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0)
     """What a dataset holds, in a few words: its problems' id range and tiers."""
     where = f"{source.get('dataset')}" + (f" split {source['split']}" if source.get("split") else "")
     if not problems:
-        broken = f" ({skipped} rows, none usable)" if skipped else ""
+        broken = f" ({skipped} row{'s' if skipped != 1 else ''}, none usable)" if skipped else ""
         return f"the dataset {where} holds no problem{broken}"
     ids = [p.id for p in problems]
     numeric = all(i.isdigit() for i in ids)
@@ -234,6 +234,14 @@ def empty_selection_text(settings: Settings, source: dict[str, Any], held: list[
     unknown = f" (no problem {', '.join(missing)})" if missing else ""
     return (f"apps: no problem selected: {' '.join(given)} selects none{unknown}; {data}; change "
             f"{'it' if len(given) == 1 else 'them'} (no report was written)")
+
+
+def unusable_text(skipped: list[SkippedRow]) -> str:
+    """What made the selected rows unusable, when there were some: how many, and the first one's reason."""
+    if not skipped:
+        return ""
+    first = skipped[0]
+    return f"; the first unusable row: row {first.index} (problem {first.problem_id}), {first.reason}"
 
 
 def provided_checkers(checker: Callable[[Problem], Any], problems: list[Problem]) -> dict[str, str]:
