@@ -206,7 +206,8 @@ def test_a_row_with_a_null_test_is_skipped_and_counted_not_charged_to_the_progra
         (pytester.path / "solutions" / f"{pid}.py").write_text("print(2 * int(input()))\n")
     result = run(pytester, "--apps-dataset=rows.jsonl", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*test 1's input is null in a standard-input problem*"])
+    result.stdout.fnmatch_lines(["apps: 1 problem (*), first 20 tests per problem, 1 row skipped",
+                                 "*test 1's input is null in a standard-input problem*"])
     report = read_report(pytester)
     assert [row["problem_id"] for row in report["skipped_rows"]] == ["2"]
     assert [p["id"] for p in report["problems"]] == ["1"]
@@ -284,6 +285,22 @@ def test_the_run_section_derives_each_reason_from_the_cases_never_by_elimination
                    not_kept=51)
     assert kept["complete"] and kept["reasons"] == []
     assert kept["records"]["failed"] == "No space left on device" and kept["records"]["not_kept"] == 51
+
+
+def test_one_case_one_row_and_a_run_without_records_are_said_as_they_are() -> None:
+    from pytest_apps.plugin.writers import run_lines
+
+    one = section(cases=1, selected=1, executed=0, without_result=1, not_selected=0, interrupted="SIGINT", store=None)
+    assert one["incomplete"] == "interrupted (SIGINT); 1 of 1 case never ran"
+    lines = run_lines(one)
+    assert lines[0] == "records: none kept (--apps-records off); 0 cases executed"  # no "0 reused" from no store
+    stale = section(cases=3, selected=3, executed=2, without_result=0, not_selected=0, crashed="INTERNALERROR")
+    assert stale["incomplete"].endswith("1 of 3 cases never ran; its result is an earlier record")
+    partial = section(cases=2, selected=1, executed=1, without_result=1, rerun=["a.py::test_0"])
+    assert partial["incomplete"] == "1 of 2 cases was not selected (node ids, -k, -m, --lf, --deselect) and has no " \
+        "earlier record"
+    assert run_lines(partial)[-1] == ("this run selected 1 of 2 cases: the report merges its rerun case into the "
+                                      "records of the others")
 
 
 def test_a_second_run_on_the_report_a_live_run_writes_is_refused_and_the_first_keeps_its_report(
@@ -473,3 +490,38 @@ def test_a_full_disk_under_the_case_files_is_one_warning_and_costs_no_failure_it
     junit = (pytester.path / "junit.xml").read_text()
     assert junit.count("wrong answer") >= 4 and "No space left" not in junit and "apps_case_files" not in junit
     assert [p.name for p in cases.rglob("*") if p.is_file()] == ["filler"]  # no half-written file either
+
+
+def test_a_dataset_whose_rows_are_all_unusable_is_one_line_and_keeps_the_report(pytester: pytest.Pytester) -> None:
+    reports = pytester.path / "reports"
+    reports.mkdir()
+    (reports / "apps-report.json").write_text('{"a complete report": true}\n')
+    (pytester.path / "rows.jsonl").write_text(apps_row(1, ["2\n", None], ["4\n", "6\n"]) + "\n"
+                                              + apps_row(2, [], []) + "\n")
+    (pytester.path / "solutions").mkdir()
+    result = run(pytester, "--apps-dataset=rows.jsonl", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()[-3000:]
+    [line] = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert "holds no problem (2 rows, none usable)" in line
+    assert line.endswith("the first unusable row: row 0 (problem 1), input_output: test 1's input is null in a "
+                         "standard-input problem")
+    assert (reports / "apps-report.json").read_text() == '{"a complete report": true}\n'
+
+
+def test_a_node_id_that_selects_no_case_writes_no_report(pytester: pytest.Pytester) -> None:
+    """Candidates outside the rootdir: a node id pasted that pytest cannot take selects nothing; a report of
+    nothing, "complete", would replace the last one."""
+    project, candidates = pytester.path / "project", pytester.path / "candidates"
+    candidates.mkdir()
+    for path in sorted(SOLUTIONS.glob("*.py")):
+        (candidates / path.name).write_text(path.read_text())
+    project.mkdir()
+    reports = project / "reports"
+    reports.mkdir()
+    (reports / "apps-report.json").write_text('{"a complete report": true}\n')
+    done = subprocess.run(pytest_command("-n", "0", "--apps-candidates=../candidates", "::900001::test_0"),
+                          cwd=project, env=environment(), capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-3000:]
+    assert "apps: no report written: the command line selects no case of this run" in done.stdout
+    assert (reports / "apps-report.json").read_text() == '{"a complete report": true}\n'
+    assert not (project / "r.md").exists() and not (project / "r.html").exists()

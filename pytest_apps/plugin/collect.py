@@ -298,7 +298,7 @@ class NoCodeItem(pytest.Item):
         state = RunState.of(self.config)
         rerun = self.rerun_id()
         home = rerun.split("::", 1)[0]
-        tests = f"its {self.problem.n_cases} tests did not run"
+        tests = "its test did not run" if self.problem.n_cases == 1 else f"its {self.problem.n_cases} tests did not run"
         if self.candidate is not None:
             self._no_code_in_candidate(state, rerun, home, tests)  # (raises)
         self.user_properties.append((RECORD_KEY, CaseRecord(

@@ -90,7 +90,7 @@ def header_lines(state: RunState) -> list[str]:
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _source_version(src) + _index_text(src),
         f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
-        f"{len(plan.skipped)} rows skipped",
+        f"{_count(len(plan.skipped), 'row')} skipped",
         f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}"
         + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
@@ -131,6 +131,10 @@ def timing_text(state: RunState) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 def machine_figures(state: RunState) -> dict[str, Any]:
@@ -192,14 +196,18 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
         reasons.append({"kind": "workers_lost", "workers": workers_lost,
                         "text": f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost"})
     if never_ran:
-        reasons.append({"kind": "never_ran", "cases": never_ran, "text": f"{never_ran} of {cases} cases never ran"})
+        reasons.append({"kind": "never_ran", "cases": never_ran,
+                        "text": f"{never_ran} of {_count(cases, 'case')} never ran"})
     if not_selected:
         reasons.append({"kind": "not_selected", "cases": not_selected,
-                        "text": f"{not_selected} of {cases} cases were not selected (node ids, -k, -m, --lf, "
-                                "--deselect) and have no earlier record"})
+                        "text": f"{not_selected} of {_count(cases, 'case')} {_were(not_selected)} not selected (node "
+                                f"ids, -k, -m, --lf, --deselect) and {'has' if not_selected == 1 else 'have'} no "
+                                "earlier record"})
     if stale:
         reasons.append({"kind": "earlier_records", "cases": stale,
-                        "text": f"{stale} of {cases} cases never ran; their results are earlier records"})
+                        "text": f"{stale} of {_count(cases, 'case')} never ran; "
+                                + ("its result is an earlier record" if stale == 1 else
+                                   "their results are earlier records")})
     harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
     if harness:
         reasons.append({"kind": "harness_error", "cases": harness,
@@ -290,9 +298,12 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
     if run is None:
         return []
     store = run["records"]["store"]
-    lines = [f"records: {run['executed']} cases executed, {run['reused']} reused from their records"
-             + (f", {run['carried']} carried from earlier runs (not selected or not reached here)" if run["carried"]
-                else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
+    if store:
+        lines = [f"records: {_count(run['executed'], 'case')} executed, {run['reused']} reused from their records"
+                 + (f", {run['carried']} carried from earlier runs (not selected or not reached here)"
+                    if run["carried"] else "") + f" (store {store})"]
+    else:  # (nothing is reused or carried without a store)
+        lines = [f"records: none kept (--apps-records off); {_count(run['executed'], 'case')} executed"]
     if run["records"].get("dropped"):
         lines.append("records: " + run["records"]["dropped"])
     failed = store_failure(run)
@@ -303,8 +314,9 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
         lines.append("without a verdict: " + ", ".join(f"{c['case']} ({c['why']})" for c in shown[:5]) + more)
     if "rerun_count" in run:
-        lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
-                     f"{run['rerun_count']} rerun cases into the records of the others")
+        merged = "its rerun case" if run["rerun_count"] == 1 else f"its {run['rerun_count']} rerun cases"
+        lines.append(f"this run selected {run['selected']} of {_count(run['cases'], 'case')}: the report merges "
+                     f"{merged} into the records of the others")
     if run.get("kept"):
         lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside the "
                      f"complete ones, as {', '.join(run.get('beside') or [beside(Path(run['kept'])).name])}")
