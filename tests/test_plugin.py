@@ -375,6 +375,9 @@ def test_an_ini_with_apps_options_but_not_apps_true_says_how_to_turn_the_plugin_
     result = run(pytester)
     result.assert_outcomes(passed=1)  # still dormant: the project's own tests, as before
     assert result.stdout.lines.count(hint) == 1, result.stdout.lines[:8]
+    quiet = run(pytester, "-q")  # the header is hidden: the line comes at the end
+    quiet.assert_outcomes(passed=1)
+    assert quiet.stdout.lines.count(hint) == 1, quiet.stdout.lines
     for text in ("[pytest]\n", "[pytest]\napps = true\napps_dataset = sample\napps_limit = 1\n"):
         ini.write_text(text)
         assert not any(line.startswith("apps: the benchmark is off") for line in run(pytester).stdout.lines)
