@@ -414,3 +414,23 @@ def test_under_xdist_the_controller_takes_the_machines_figures_from_its_workers(
     report = read_report(sample_project)
     assert "fork-server" in report["isolation"]
     assert report["machine"]["speed"] > 0
+
+
+def test_a_worker_asks_no_plugin_for_a_terminal_summary(sample_project: pytest.Pytester) -> None:
+    """A worker's terminal output goes nowhere; its terminal reporter would still call every plugin's
+    `pytest_terminal_summary` at the end (hypothesis's imports its whole package there: seconds at each stop
+    under PYTHONDONTWRITEBYTECODE=1). Only the controller asks."""
+    sample_project.makepyfile(summary_probe='''
+import os
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    who = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
+    with open(os.path.join(str(config.rootpath), "asked-" + who), "w") as fh:
+        fh.write("asked")
+''')
+    result = run(sample_project, "--apps-dataset=sample", "--apps-only=900001", "-n", "2", "-p", "summary_probe",
+                 "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*APPS summary*"])
+    assert sorted(p.name for p in sample_project.path.glob("asked-*")) == ["asked-controller"]

@@ -212,7 +212,8 @@ class ControllerPlugin(RunPlugin):
     def nothing_to_report(self, session: pytest.Session) -> bool:
         """Whether the command line named no case of the plan (a node id that selects nothing, a path pytest
         refused): a report of nothing, "complete", would replace the last one. The run writes none."""
-        return not self.ledger.cases or session.exitstatus == pytest.ExitCode.USAGE_ERROR
+        named = self.config.args_source == pytest.Config.ArgsSource.ARGS and bool(self.config.args)
+        return session.exitstatus == pytest.ExitCode.USAGE_ERROR or (named and not self.ledger.cases)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
