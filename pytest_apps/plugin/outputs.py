@@ -77,6 +77,7 @@ class ReportLock:
     def __init__(self, report: Path) -> None:
         self.path = report.with_name(f".{report.name}.lock")
         self._fd: int | None = None
+        self._made: Path | None = None  # the first folder the lock made (removed with it when left empty)
 
     def acquire(self) -> str:
         """Take the lock; "" when taken, else a line saying another run holds it (the lock is then not held)."""
@@ -85,7 +86,9 @@ class ReportLock:
         if written_in_place(self.path.parent / self.path.name[1:-5]):
             return ""  # (a report to a device or a FIFO: nothing is made beside it, no lock either)
         try:
+            missing = [folder for folder in (self.path.parent, *self.path.parent.parents) if not folder.exists()]
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._made = missing[-1] if missing else None
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError:
             return ""  # (the path was checked writable: a lock is a courtesy, never a condition of the run)
@@ -113,3 +116,11 @@ class ReportLock:
                 self.path.unlink(missing_ok=True)
             finally:
                 os.close(fd)
+        folder = self.path.parent  # a run that wrote nothing leaves no folder it made for its lock
+        while self._made is not None and folder != self._made.parent:
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # (not empty: the run wrote there)
+            folder = folder.parent
+        self._made = None
