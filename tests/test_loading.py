@@ -671,3 +671,16 @@ def test_reports_name_the_split_the_rows_came_from_not_the_one_asked_for():
     assert "split `one file: no splits`" in md and "`train`" not in md
     page = render_html(doc)
     assert "one file: no splits" in page and ">train<" not in page
+
+
+def test_the_markdown_meant_for_pr_comments_shows_no_machine_path_of_the_dataset():
+    from pytest_apps.report.markdown import markdown_text
+
+    def shown(dataset: str, rootdir: str = "/home/ci/project") -> str:
+        doc = {"source": {"dataset": dataset, "split": ""}, "settings": {"dataset": dataset, "rootdir": rootdir},
+               "summary": {"problems": 0}, "problems": []}
+        return markdown_text(doc)
+
+    assert "dataset `data/rows.jsonl`" in shown("/home/ci/project/data/rows.jsonl")
+    assert "dataset `rows.jsonl`" in shown("/mnt/shared/rows.jsonl") and "/mnt/shared" not in shown("/mnt/shared/rows.jsonl")
+    assert "dataset `codeparrot/apps`" in shown("codeparrot/apps")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import shlex
 import shutil
@@ -166,6 +167,22 @@ def test_a_bad_option_is_a_usage_error_in_one_line(sample_project: pytest.Pytest
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
     assert errors == ["ERROR: --apps-work-stealing: unknown mode 'yes'; use on or off"]
+
+
+@pytest.mark.parametrize("ini, says", [
+    ("apps = maybe\n", "ERROR: ini option apps: invalid truth value 'maybe'; give apps = true or apps = false"),
+    ("apps = true\napps_regenerate = maybe\n",
+     "ERROR: ini option apps_regenerate: invalid truth value 'maybe'; give true or false"),
+    ("apps = true\napps_dataset = sample\napps_timeout = nan\n", "ERROR: ini option apps_timeout: 'nan' is not a "
+     "finite number; *"),
+])
+def test_a_bad_ini_value_is_one_line_naming_its_key(pytester: pytest.Pytester, ini: str, says: str) -> None:
+    pytester.makeini("[pytest]\n" + ini)
+    result = run(pytester)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and fnmatch.fnmatch(errors[0], says), result.stderr.lines
+    assert "INTERNALERROR" not in result.stderr.str() + result.stdout.str()
 
 
 def test_ini_options_apply_and_command_line_wins(sample_project: pytest.Pytester) -> None:
@@ -358,6 +375,9 @@ def test_an_ini_with_apps_options_but_not_apps_true_says_how_to_turn_the_plugin_
     result = run(pytester)
     result.assert_outcomes(passed=1)  # still dormant: the project's own tests, as before
     assert result.stdout.lines.count(hint) == 1, result.stdout.lines[:8]
+    quiet = run(pytester, "-q")  # the header is hidden: the line comes at the end
+    quiet.assert_outcomes(passed=1)
+    assert quiet.stdout.lines.count(hint) == 1, quiet.stdout.lines
     for text in ("[pytest]\n", "[pytest]\napps = true\napps_dataset = sample\napps_limit = 1\n"):
         ini.write_text(text)
         assert not any(line.startswith("apps: the benchmark is off") for line in run(pytester).stdout.lines)
@@ -394,3 +414,23 @@ def test_under_xdist_the_controller_takes_the_machines_figures_from_its_workers(
     report = read_report(sample_project)
     assert "fork-server" in report["isolation"]
     assert report["machine"]["speed"] > 0
+
+
+def test_a_worker_asks_no_plugin_for_a_terminal_summary(sample_project: pytest.Pytester) -> None:
+    """A worker's terminal output goes nowhere; its terminal reporter would still call every plugin's
+    `pytest_terminal_summary` at the end (hypothesis's imports its whole package there: seconds at each stop
+    under PYTHONDONTWRITEBYTECODE=1). Only the controller asks."""
+    sample_project.makepyfile(summary_probe='''
+import os
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    who = config.workerinput["workerid"] if hasattr(config, "workerinput") else "controller"
+    with open(os.path.join(str(config.rootpath), "asked-" + who), "w") as fh:
+        fh.write("asked")
+''')
+    result = run(sample_project, "--apps-dataset=sample", "--apps-only=900001", "-n", "2", "-p", "summary_probe",
+                 "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["*APPS summary*"])
+    assert sorted(p.name for p in sample_project.path.glob("asked-*")) == ["asked-controller"]

@@ -56,6 +56,13 @@ BAD_VALUES = [
     (("--apps-judge", "mine"), "--apps-judge: unknown judge 'mine'; use seed, apps, taco, lcb or codecontests"),
     (("--apps-memory", "lots"), "--apps-memory: 'lots' is not a size; give bytes or a size such as 512M"),
     (("--apps-memory", "1M"), "--apps-memory: 1M is too small to start a Python program; give at least"),
+    (("--apps-timeout", "nan"), "--apps-timeout: 'nan' is not a finite number"),
+    (("--apps-timeout", "inf"), "--apps-timeout: 'inf' is not a finite number"),
+    (("--apps-timeout", "1e308"), "--apps-timeout: 1e+308 seconds is more than a day"),
+    (("--apps-timeout-scale", "1e300"), "--apps-timeout-scale: 4e+300 seconds"),
+    (("--apps-agent-timeout", "1e9"), "--apps-agent-timeout: 1e+09 seconds is more than a day"),
+    (("--apps-records", ""), "--apps-records: an empty path; give a folder path, or off"),
+    (("--apps-report", ""), "--apps-report: an empty path; give a file path"),
 ]
 EACH_BAD_VALUE = pytest.mark.parametrize("args, says", BAD_VALUES,
                                          ids=lambda value: value[0] if isinstance(value, tuple) else None)
@@ -102,6 +109,12 @@ def test_the_memory_variable_is_read_and_checked_for_every_front_end(monkeypatch
 
 def test_a_bad_ini_value_names_the_ini_key() -> None:
     assert refusal(ini={"apps_limit": "many"}).startswith("ini option apps_limit: 'many' is not a valid int")
+    # a value that converts but is out of range names the ini key too, never a flag the user did not type
+    assert refusal(ini={"apps_timeout": "-1"}).startswith("ini option apps_timeout: -1.0 must be more than 0")
+    assert refusal(ini={"apps_timeout_scale": "0"}).startswith("ini option apps_timeout_scale: 0.0 must be")
+    assert refusal(ini={"apps_timeout": "nan"}).startswith("ini option apps_timeout: 'nan' is not a finite")
+    assert refusal(ini={"apps_fail_on_regression": "true"}).startswith(
+        "ini option apps_fail_on_regression: give --apps-baseline=PATH")
     assert settings("--apps-limit=3", ini={"apps_limit": "many"}).limit == 3  # the command line wins unread
 
 

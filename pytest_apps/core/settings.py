@@ -5,6 +5,7 @@ parser."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
@@ -355,6 +356,7 @@ def argparse_kwargs(opt: Option) -> dict[str, Any]:
 # file, from the ini file's folder, as pytest takes its own path settings.
 PATH_OPTIONS = ("dataset", "candidates", "generations", "special-judge", "checkers", "records", "report", "html",
                 "markdown", "predictions", "baseline")
+OUTPUT_OPTIONS = ("report", "html", "markdown", "predictions")  # the files a run writes
 PATH_WORDS = {"dataset": ("sample",), "candidates": ("reference",), "checkers": ("builtin",), "records": ("off",)}
 
 
@@ -387,14 +389,22 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
         raw = getoption(opt.dest)
         source = opt.flag
         if raw is None or raw == []:
-            ini = getini(opt.dest)
+            try:
+                ini = getini(opt.dest)
+            except ValueError as exc:  # pytest's reading of a switch: "invalid truth value 'maybe'"
+                raise OptionError(f"ini option {opt.dest}: {exc}; give true or false") from None
             if ini not in (None, "", []):
                 raw, source = ini, f"ini option {opt.dest}"
                 from_ini.append(opt.name)
                 if ini_dir is not None and isinstance(raw, str):
                     raw = ini_path(opt.name, raw, ini_dir, rootdir)
         values[opt.dest[len("apps_"):]] = opt.default if raw in (None, []) else _convert(opt, raw, source)
-    return _checked(values, flag_of, rootdir=rootdir, from_ini=tuple(from_ini))
+    given_in_ini = frozenset(from_ini)
+
+    def named(name: str) -> str:  # a value the ini file gave is named by its ini key, as the user wrote it
+        return f"ini option apps_{name.replace('-', '_')}" if name in given_in_ini else flag_of(name)
+
+    return _checked(values, named, rootdir=rootdir, from_ini=tuple(from_ini))
 
 
 def flag_of(name: str) -> str:
@@ -426,6 +436,14 @@ def _checked(values: dict[str, Any], named: Callable[[str], str], **more: Any) -
 
 
 def _convert(opt: Option, raw: Any, source: str) -> Any:
+    if opt.name in PATH_OPTIONS and isinstance(raw, str) and not raw.strip():
+        # (not the folder the run started in, which is what an empty path would join to)
+        words = " or ".join(PATH_WORDS.get(opt.name, ()))
+        what = "a folder path" if opt.name in ("records", "generations", "checkers") else "a file path"
+        raise OptionError(f"{source}: an empty path; give {what}" + (f", or {words}" if words else ""))
+    if opt.name in OUTPUT_OPTIONS and raw == "-":
+        raise OptionError(f"{source}: '-' is not taken for standard output (the terminal shows the summary); give a "
+                          "file path (/dev/stdout writes there)")
     if opt.kind == "bytes":
         try:
             return parse_size(raw)
@@ -436,7 +454,10 @@ def _convert(opt: Option, raw: Any, source: str) -> Any:
         if opt.kind == "int":
             return int(raw)
         if opt.kind == "float":
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):
+                raise OptionError(f"{source}: {raw!r} is not a finite number; {opt.help}")
+            return value
         if opt.kind == "bool":
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if opt.kind == "list":
@@ -473,6 +494,11 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
         raise OptionError(f"{named('timeout')}: {s.timeout} must be more than 0 seconds")
     if s.timeout_scale <= 0:
         raise OptionError(f"{named('timeout-scale')}: {s.timeout_scale} must be more than 0 (1 keeps the limits)")
+    for name, seconds in (("timeout", s.timeout), ("timeout-scale", s.time_limit),
+                          ("agent-timeout", s.agent_timeout)):
+        if seconds > MOST_SECONDS:  # (a timer, a deadline or a marker past what the clock can hold)
+            raise OptionError(f"{named(name)}: {seconds:g} seconds is more than a day; give at most "
+                              f"{MOST_SECONDS} seconds")
     if s.memory is not None and s.memory < 0:
         raise OptionError(f"{named('memory')}: {s.memory} is negative; give bytes, or 0 for no limit")
     if s.memory and s.memory < memory_floor(s.judge):
@@ -534,6 +560,9 @@ def _is_day(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+MOST_SECONDS = 86400  # the longest time limit or agent timeout taken: a day
 
 
 def memory_too_small(name: str, memory: int, judge: str) -> str:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from ..core import jsontext
 from ..core.settings import parse_only
 from . import table
 from .apps import TIERS  # noqa: F401 - APPS's tiers, as callers name them here
@@ -118,7 +120,43 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
     """``parse_row`` without a cap: every test of the row (what the problem index stores)."""
     if "__error__" in row:
         return SkippedRow(index, problem_id_of(row, index), str(row["__error__"]))
+    broken = not_unicode(row)
+    if broken:
+        return SkippedRow(index, problem_id_of(row, index), broken)
     return table.entry_of(row).parse(row, index)
+
+
+_ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def not_unicode(row: dict[str, Any]) -> str:
+    """Why a row's text cannot be written or run ("" when it can): a lone surrogate (JSON's `\\ud800` alone
+    decodes to one) is no character, and no UTF-8 file, program input or report can hold it. Every text field is
+    looked at, and a field that is JSON text (tests, as every dataset's entry stores them) once decoded, where it
+    holds an escape that could decode to one."""
+    for key, value in row.items():
+        if not isinstance(value, str):
+            value = jsontext.dumps(value) if isinstance(value, (dict, list)) else ""
+        found = _lone_surrogate(value)
+        if found:
+            return f"{key} holds a lone surrogate (\\u{found:04x}), which is not Unicode text"
+        if _ESCAPED_SURROGATE.search(value):  # escaped: only then can the decoded tests hold one
+            try:
+                found = _lone_surrogate(jsontext.dumps(jsontext.loads(value)))
+            except (ValueError, RecursionError, TypeError):
+                continue
+            if found:
+                return f"{key}: a test holds a lone surrogate (\\u{found:04x}), which is not Unicode text"
+    return ""
+
+
+def _lone_surrogate(text: str) -> int:
+    """The first lone surrogate's code point in `text` (0: none)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return ord(text[exc.start])
+    return 0
 
 
 @dataclass(frozen=True)

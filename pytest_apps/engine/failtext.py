@@ -75,6 +75,9 @@ def _write(path: str, text: str) -> None:
         data = memoryview(text.encode("utf-8", "surrogateescape"))
         while data:
             data = data[os.write(fd, data):]
+    except OSError:
+        os.unlink(path)  # (a full disk: no half a file to mislead whoever debugs with it)
+        raise
     finally:
         os.close(fd)
 

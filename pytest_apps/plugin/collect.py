@@ -40,6 +40,7 @@ from .state import RunState
 from .transport import LOCATION_PREFIX
 
 RECORD_KEY = "apps"
+CASE_FILES_KEY = "apps_case_files"  # a user property: why this process could write no failing case's files
 
 
 class PlanRoot(pytest.Directory):
@@ -219,18 +220,32 @@ class CaseItem(pytest.Item):
         if failed:
             state = RunState.of(self.config)
             state.note_failure(self.key, self.nodeid)
-            case_file = None
-            if self.result.outcome is not None:
-                case_file = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)
-                case_file = Path(os.path.relpath(case_file, state.started_in))
+            case_file = self.write_case_files(state)
             title = case_title(self.problem.id, self.index, self.candidate.sample_name)
             rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
             raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
+    def write_case_files(self, state: RunState) -> Path | None:
+        """The failing case's input and expected output, written for debugging by hand; None when not written.
+        A folder that refuses them (a full disk, read-only) costs the failure nothing: it is said once (the
+        controller's warning, CASE_FILES_KEY) and this process writes no more."""
+        assert self.result is not None
+        if self.result.outcome is None or state.cases_folder is None or state.case_files_failed:
+            return None
+        try:
+            written = state.test_data.write_case_files(state.cases_folder, self.problem, self.index, self.result)
+        except OSError as exc:
+            state.case_files_failed = (f"failing cases' inputs could not be written to "
+                                       f"{os.path.relpath(state.cases_folder, state.started_in)} "
+                                       f"({exc.strerror or exc}); the failures are reported in full")
+            self.user_properties.append((CASE_FILES_KEY, state.case_files_failed))
+            return None
+        return Path(os.path.relpath(written, state.started_in))
+
     def teardown(self) -> None:
         self.result, self.confirmed = None, ""
         # the setup or call report has carried the record to the controller; the teardown report need not
-        self.user_properties[:] = [p for p in self.user_properties if p[0] != RECORD_KEY]
+        self.user_properties[:] = [p for p in self.user_properties if p[0] not in (RECORD_KEY, CASE_FILES_KEY)]
 
     def rerun_id(self) -> str:
         return rerun_id_of(self)
@@ -283,7 +298,7 @@ class NoCodeItem(pytest.Item):
         state = RunState.of(self.config)
         rerun = self.rerun_id()
         home = rerun.split("::", 1)[0]
-        tests = f"its {self.problem.n_cases} tests did not run"
+        tests = "its test did not run" if self.problem.n_cases == 1 else f"its {self.problem.n_cases} tests did not run"
         if self.candidate is not None:
             self._no_code_in_candidate(state, rerun, home, tests)  # (raises)
         self.user_properties.append((RECORD_KEY, CaseRecord(

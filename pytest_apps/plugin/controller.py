@@ -12,11 +12,13 @@ import signal
 import time
 import uuid
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ..core.record import CaseRecord
+from ..core.writing import written_in_place
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
@@ -24,17 +26,17 @@ from ..report.rollup import Summary
 from . import gateways
 from .base import RunPlugin
 from .baseline_file import BASELINE_KEY
-from .collect import RECORD_KEY
+from .collect import CASE_FILES_KEY, RECORD_KEY
 from .crashes import forget_junit_case
 from .interrupts import interrupt_workers, starting_workers, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
-from .outputs import ReportLock
 from .runend import exit_status, interruption, run_of
 from .state import ControllerState
 from .termstats import forget_quiet_phase
 from .writers import (
     REPORT_NOT_WRITTEN,
     added_header_lines,
+    beside,
     build_summary,
     is_complete_report,
     junit_properties,
@@ -42,7 +44,16 @@ from .writers import (
     suite_properties,
     terminal_lines,
     write_reports,
+    written_beside,
 )
+
+
+def junit_writer(config: pytest.Config) -> Any:
+    """--junitxml's writer (pytest's LogXML, with its `logfile`), or None without --junitxml."""
+    for plugin in config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "LogXML" and hasattr(plugin, "logfile"):
+            return plugin
+    return None
 
 
 def add_suite_properties(config: pytest.Config, properties: Iterable[tuple[str, str]]) -> None:
@@ -51,6 +62,9 @@ def add_suite_properties(config: pytest.Config, properties: Iterable[tuple[str, 
         for plugin in config.pluginmanager.get_plugins():
             if type(plugin).__name__ == "LogXML" and hasattr(plugin, "add_global_property"):
                 plugin.add_global_property(name, value)
+
+
+NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
 
 
 class ControllerPlugin(RunPlugin):
@@ -71,14 +85,13 @@ class ControllerPlugin(RunPlugin):
         # the record store, and how this run went, for the reports
         params = config.invocation_params
         self.ledger = Ledger(self.state, config.rootpath, params.dir, [str(a) for a in config.args])
-        # a second run writing the same report at once is said (at the start and at the end)
-        self.lock = ReportLock(self.state.settings.report_path)
-        self.sharing = self.lock.acquire()
+        self.lock = self.state.report_lock  # (taken before the plan: a second run on this report is refused)
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.selected_ids: set[str] | None = None  # their node ids (under xdist: the scheduler's, distribution.py)
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
+        self.case_files_failed = ""  # why failing cases' files could not be written (the first worker's words)
         super().__init__(config, uuid.uuid4().hex[:16], hurry=self._stop_workers)
 
     def _stop_workers(self) -> None:
@@ -138,7 +151,7 @@ class ControllerPlugin(RunPlugin):
         add_suite_properties(self.config, suite_properties(self.state))
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        lines = super().pytest_report_header(config) + ([self.sharing] if self.sharing else [])
+        lines = super().pytest_report_header(config)
         return lines + added_header_lines(config.hook.pytest_apps_report_header(settings=self.state.settings))
 
     @pytest.hookimpl(tryfirst=True)
@@ -147,6 +160,10 @@ class ControllerPlugin(RunPlugin):
             self.finished += 1  # a test's last report; "???": a worker crashed running it (and it runs no more)
         # Take our record out before --junitxml sees it: a dict property is noise there.
         mine = [value for key, value in report.user_properties if key == RECORD_KEY]
+        unwritten = [value for key, value in report.user_properties if key == CASE_FILES_KEY]
+        if unwritten:  # (said once, at the end, whichever worker met it)
+            self.case_files_failed = self.case_files_failed or str(unwritten[0])
+            report.user_properties = [(k, v) for k, v in report.user_properties if k != CASE_FILES_KEY]
         if mine:
             report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
             record = CaseRecord.from_json(mine[-1])
@@ -170,19 +187,39 @@ class ControllerPlugin(RunPlugin):
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
         the records of cases this run did not run taken from the store."""
         self.finishing = True
+        if self.nothing_to_report(session):
+            return
         if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
             self.state.ask_speed()
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
         self.run = run_of(self.state, self.ledger, self.records, selected=self.selected,
                           selected_ids=self.selected_ids, interrupted=interruption(session, self.signal),
                           crashed=crashed)
+        junit = junit_writer(self.config)
+        junit_path = Path(junit.logfile) if junit is not None else None
         if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
-            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records)
+            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records): nor is
+            # the complete run's --junitxml file
             self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
+            places = written_beside(self.state.settings, junit_path)
+            self.run["beside"] = [os.path.relpath(path, self.state.started_in) for path in places]
+            if junit_path is not None and junit_path.is_file():
+                junit.logfile = str(beside(junit_path))
+        elif self.run["complete"] and junit_path is not None and not written_in_place(junit_path):
+            beside(junit_path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
         add_suite_properties(self.config, run_properties(self.run))
+
+    def nothing_to_report(self, session: pytest.Session) -> bool:
+        """Whether the command line named no case of the plan (a node id that selects nothing, a path pytest
+        refused): a report of nothing, "complete", would replace the last one. The run writes none."""
+        named = self.config.args_source == pytest.Config.ArgsSource.ARGS and bool(self.config.args)
+        return session.exitstatus == pytest.ExitCode.USAGE_ERROR or (named and not self.ledger.cases)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.run is None:  # (nothing_to_report: no report, no summary)
+            self.state.close(wait=False)
+            return
         self.state.isolation()  # for the report; asked before the executor is closed
         if not self.interrupts.received:  # (an interrupted run is not kept waiting for the figure)
             self.state.machine_speed()
@@ -203,12 +240,14 @@ class ControllerPlugin(RunPlugin):
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
+            if self.finishing and self.run is None:
+                terminalreporter.write_line(NO_REPORT, bold=True)
             return
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary, self.run):
             terminalreporter.write_line(line)
-        if self.sharing:
-            terminalreporter.write_line(self.sharing, bold=True)
+        if self.case_files_failed:
+            terminalreporter.write_line(f"WARNING: {self.case_files_failed}", bold=True)
         for line in self.unwritten:
             terminalreporter.write_line(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", bold=True, red=True)
         if self.comparison is not None:

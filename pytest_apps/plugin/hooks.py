@@ -70,6 +70,13 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [line] if line else []
 
 
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """The same line at the end when `-q` hides the header: a quiet run is where it is missed."""
+    line = config.stash.get(DORMANT_KEY, None)
+    if line and config.get_verbosity() < 0:
+        terminalreporter.write_line(line)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With the plugin dormant, pytest does not walk into the candidates' folders: nothing there is a test, and

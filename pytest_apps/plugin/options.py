@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve
 
 # workerinput: the plan, for a worker that cannot read the controller's files (remote.py). Such a worker is
@@ -36,20 +38,47 @@ def is_active(getoption: Callable[[str], Any], getini: Callable[[str], Any], arg
         return True
     if any(lies_in(arg, sources, started_in) for arg in args):
         return True
-    return bool(getini("apps"))
+    return switched_on(getini)
+
+
+def switched_on(getini: Callable[[str], Any]) -> bool:
+    """The ini file's `apps = true`; a value that is neither true nor false is a usage error naming the key."""
+    try:
+        return bool(checked_ini(getini)("apps"))
+    except ValueError as exc:
+        raise pytest.UsageError(f"ini option apps: {exc}; give apps = true or apps = false") from None
+
+
+def checked_ini(getini: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`getini` whose switch that is neither true nor false is a ValueError (pytest's own message names no key;
+    `core.settings.resolve` and `switched_on` name it)."""
+    def read(name: str) -> Any:
+        try:
+            return getini(name)
+        except pytest.UsageError as exc:
+            raise ValueError(str(exc)) from None
+
+    return read
 
 
 def dormant_line(getini: Callable[[str], Any], inipath: Path | None) -> str | None:
     """For a dormant run whose ini file sets `apps_*` options without `apps = true`: one line saying how to turn
     the plugin on (reads the ini's values only). None otherwise."""
-    if inipath is None or getini("apps"):
+    if inipath is None or switched_on(getini):
         return None
-    named = [opt.dest for opt in OPTIONS if getini(opt.dest) not in (None, "", [], False)]
+    named = [opt.dest for opt in OPTIONS if _given(getini, opt.dest)]
     if not named:
         return None
     shown = ", ".join(named[:3]) + (" ..." if len(named) > 3 else "")
     return (f"apps: the benchmark is off although {Path(inipath).name} sets {shown}: add 'apps = true' there, "
             "or run pytest --apps")
+
+
+def _given(getini: Callable[[str], Any], dest: str) -> bool:
+    try:
+        return checked_ini(getini)(dest) not in (None, "", [], False)
+    except ValueError:  # (a switch set to neither true nor false: set all the same)
+        return True
 
 
 def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str,
@@ -59,7 +88,7 @@ def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], A
     lies there, so pytest's Python collector must never import a file of theirs, the plugin active or not.
     A folder that holds where pytest started (`--apps-candidates=.`) is left out: it is the project itself."""
     try:
-        settings = resolve(getoption, getini, started_in, ini_dir)
+        settings = resolve(getoption, checked_ini(getini), started_in, ini_dir)
     except OptionError:  # the run itself says so when it is active; dormant, the defaults
         settings = Settings(rootdir=started_in)
     here = _absolute(started_in)

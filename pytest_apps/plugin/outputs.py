@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from ..core.settings import Settings
+from ..core.writing import written_in_place
 
 
 def output_paths(settings: Settings, junitxml: str | None = None) -> list[tuple[str, Path, bool]]:
@@ -25,8 +26,9 @@ def output_paths(settings: Settings, junitxml: str | None = None) -> list[tuple[
             out.append((option, s.path(value), False))
     if junitxml:
         out.append(("--junitxml", Path(os.path.abspath(os.path.expanduser(junitxml))), False))
-    out.append(("--apps-report (its folder's cases/, where failing cases' inputs go)",
-                s.report_path.parent / "cases", True))
+    if not written_in_place(s.report_path):  # (a device or a FIFO: no folder is made beside it)
+        out.append(("--apps-report (its folder's cases/, where failing cases' inputs go)",
+                    s.report_path.parent / "cases", True))
     if s.records_path is not None:
         out.append(("--apps-records", s.records_path, True))
     return out
@@ -41,6 +43,8 @@ def unwritable(option: str, path: Path, folder: bool) -> str:
         return f"{option}: {path} is a folder; give a file path"
     if folder and path.is_dir():
         return ""  # (a read-only record store is read; see the module's docstring)
+    if written_in_place(path):  # a device or a FIFO: written where it is, nothing made beside it
+        return "" if os.access(path, os.W_OK) else f"{option}: cannot write {path}; give a path this run can write"
     above = path.parent
     while not above.exists() and above != above.parent:
         above = above.parent
@@ -66,19 +70,25 @@ def check_outputs(settings: Settings, junitxml: str | None = None) -> str:
 
 
 class ReportLock:
-    """A lock beside the JSON report, held from the start of the run to its end: a second run writing the same
-    report at the same time finds it held and says so (the later report replaces the earlier)."""
+    """A lock beside the JSON report, held from the start of the run to its end: a second run given the same
+    report while the first runs finds it held and is refused before any case, so that neither run's report
+    replaces the other's unsaid. The kernel lets go of a killed run's lock: its file is taken over."""
 
     def __init__(self, report: Path) -> None:
         self.path = report.with_name(f".{report.name}.lock")
         self._fd: int | None = None
+        self._made: Path | None = None  # the first folder the lock made (removed with it when left empty)
 
     def acquire(self) -> str:
         """Take the lock; "" when taken, else a line saying another run holds it (the lock is then not held)."""
         import fcntl
 
+        if written_in_place(self.path.parent / self.path.name[1:-5]):
+            return ""  # (a report to a device or a FIFO: nothing is made beside it, no lock either)
         try:
+            missing = [folder for folder in (self.path.parent, *self.path.parent.parents) if not folder.exists()]
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._made = missing[-1] if missing else None
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError:
             return ""  # (the path was checked writable: a lock is a courtesy, never a condition of the run)
@@ -89,8 +99,8 @@ class ReportLock:
                 holder = os.read(fd, 64).decode(errors="replace").strip() or "?"
             finally:
                 os.close(fd)
-            return (f"WARNING: another run (pid {holder}) is writing {self.path.parent / self.path.name[1:-5]} "
-                    "at the same time: the report written last replaces the other")
+            return (f"another run (pid {holder}) is writing {self.path.parent / self.path.name[1:-5]}: wait for its "
+                    "end, or give this run a report of its own (--apps-report=PATH)")
         try:
             os.ftruncate(fd, 0)
             os.write(fd, str(os.getpid()).encode())  # who holds it, for the other run's warning
@@ -106,3 +116,11 @@ class ReportLock:
                 self.path.unlink(missing_ok=True)
             finally:
                 os.close(fd)
+        folder = self.path.parent  # a run that wrote nothing leaves no folder it made for its lock
+        while self._made is not None and folder != self._made.parent:
+            try:
+                folder.rmdir()
+            except OSError:
+                break  # (not empty: the run wrote there)
+            folder = folder.parent
+        self._made = None

@@ -17,12 +17,13 @@ the controller (`remote.py`).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import shutil
 import tempfile
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -93,8 +94,37 @@ def build_plan(
 ) -> Plan:
     """Read and select the dataset, read the candidates, and write the plan. `provide` and `checker` (the
     `pytest_apps_candidates` and `pytest_apps_checker` hooks) are asked per problem. Raises the loaders'
-    one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input."""
-    folder = Path(folder or tempfile.mkdtemp(prefix="pytest-apps-plan-"))
+    one-line errors (DatasetError, CandidateError, HookError, SpecialJudgeError) for bad input. A plan folder
+    made here is removed when the plan cannot be made (a bad input, an interrupt): it may hold tests."""
+    if folder is not None:
+        return _build_plan(settings, Path(folder), progress, provide, checker)
+    remove_dead_plans()
+    made = Path(tempfile.mkdtemp(prefix=f"{PLAN_PREFIX}{os.getpid()}-"))
+    try:
+        return _build_plan(settings, made, progress, provide, checker)
+    except BaseException:
+        remove_plan(made)
+        raise
+
+
+PLAN_PREFIX = "pytest-apps-plan-"  # + the pid of the run that made it: a folder whose run is dead is removed
+
+
+def remove_dead_plans(where: str | None = None) -> list[str]:
+    """Remove the plan folders (they hold a selection's tests) that runs killed before their end left, those
+    whose run's process no longer exists: never a live run's. Returns the folders removed."""
+    removed = []
+    for path in glob.glob(os.path.join(where or tempfile.gettempdir(), f"{PLAN_PREFIX}*-*")):
+        pid = os.path.basename(path)[len(PLAN_PREFIX):].split("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or os.path.exists(f"/proc/{pid}"):
+            continue  # (a folder of an older form, this run's, or a live run's)
+        remove_plan(Path(path))
+        removed.append(path)
+    return removed
+
+
+def _build_plan(settings: Settings, folder: Path, progress: Callable[[str], None] | None,
+                provide: Provider | None, checker: Callable[[Problem], Any] | None) -> Plan:
     (folder / "cases").mkdir(parents=True, exist_ok=True)
     selection = selection_of(settings)
     cases_folder = folder / "cases"
@@ -110,12 +140,12 @@ def build_plan(
     absent = absent_tiers_line(settings.difficulty, parsed, settings.dataset)
     if absent:
         raise DatasetError(absent)
-    if not parsed.problems and not parsed.skipped:  # nothing to run: a usage error, never a report of nothing
+    if not parsed.problems:  # nothing to run (rows all unusable among them): a usage error, never a report of nothing
         held = parsed if selection == selection.unfiltered() else index.load(
             settings.dataset_ref(), settings.split, settings.revision, selection.unfiltered(), 1,
             sink=lambda problem, cases: None).parsed
         raise DatasetError(empty_selection_text(settings, loaded.source_dict(), held.problems, len(held.skipped),
-                                             parsed.missing))
+                                             parsed.missing) + unusable_text(parsed.skipped))
     special = SpecialJudges.from_file(settings.path(settings.special_judge)) if settings.special_judge else None
     if special is not None:
         special.check_split(loaded.source_dict()["split"])
@@ -127,6 +157,7 @@ def build_plan(
         parsed.skipped.extend(left_out)
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
     candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide)
+    candidates = {pid: [refuse_non_unicode(c) for c in cs] for pid, cs in candidates.items()}
     plan = Plan(
         folder=folder,
         settings=settings.to_dict(),
@@ -143,6 +174,31 @@ def build_plan(
     return plan
 
 
+def refuse_non_unicode(candidate: Candidate) -> Candidate:
+    """A program holding a lone surrogate (a generation's JSON `\\ud800` alone) is no Unicode text: python cannot
+    read it, so it is refused (a compile error naming the character and its line), shown with the character
+    escaped; its model text likewise."""
+    code, raw = candidate.code, candidate.raw
+    if not (_non_unicode(code) or _non_unicode(raw)):
+        return candidate
+    refused = candidate.refused
+    if _non_unicode(code):
+        assert code is not None
+        at = next(i for i, c in enumerate(code) if "\ud800" <= c <= "\udfff")
+        refused = refused or (f"SyntaxError: a lone surrogate (\\u{ord(code[at]):04x}) on line "
+                              f"{code.count(chr(10), 0, at) + 1} of the program is not Unicode text "
+                              f"(in file {candidate.file})")
+    return replace(candidate, code=_escaped(code), raw=_escaped(raw), refused=refused)
+
+
+def _non_unicode(text: str | None) -> bool:
+    return text is not None and any("\ud800" <= c <= "\udfff" for c in text)
+
+
+def _escaped(text: str | None) -> str | None:
+    return None if text is None else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 SELECTION_OPTIONS = (("difficulty", "--apps-difficulty"), ("tag", "--apps-tag"), ("since", "--apps-since"),
                      ("until", "--apps-until"), ("only", "--apps-only"), ("offset", "--apps-offset"),
                      ("limit", "--apps-limit"))
@@ -152,7 +208,7 @@ def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0)
     """What a dataset holds, in a few words: its problems' id range and tiers."""
     where = f"{source.get('dataset')}" + (f" split {source['split']}" if source.get("split") else "")
     if not problems:
-        broken = f" ({skipped} rows, none usable)" if skipped else ""
+        broken = f" ({skipped} row{'s' if skipped != 1 else ''}, none usable)" if skipped else ""
         return f"the dataset {where} holds no problem{broken}"
     ids = [p.id for p in problems]
     numeric = all(i.isdigit() for i in ids)
@@ -181,6 +237,14 @@ def empty_selection_text(settings: Settings, source: dict[str, Any], held: list[
     unknown = f" (no problem {', '.join(missing)})" if missing else ""
     return (f"apps: no problem selected: {' '.join(given)} selects none{unknown}; {data}; change "
             f"{'it' if len(given) == 1 else 'them'} (no report was written)")
+
+
+def unusable_text(skipped: list[SkippedRow]) -> str:
+    """What made the selected rows unusable, when there were some: how many, and the first one's reason."""
+    if not skipped:
+        return ""
+    first = skipped[0]
+    return f"; the first unusable row: row {first.index} (problem {first.problem_id}), {first.reason}"
 
 
 def provided_checkers(checker: Callable[[Problem], Any], problems: list[Problem]) -> dict[str, str]:

@@ -132,7 +132,7 @@ class RemoteWorkers:
     """The controller's side, for all its remote workers: what each one receives in `workerinput`, made once
     (so that a worker replacing a crashed one collects what the others did), and the feeder."""
 
-    def __init__(self, config: Any, plan: Plan, cases_folder: Path, settings: Settings) -> None:
+    def __init__(self, config: Any, plan: Plan, cases_folder: Path | None, settings: Settings) -> None:
         params = config.invocation_params
         args = nodeids.arguments(config.args, params.dir)
         files = remote_files(plan, args, config.rootpath, params.dir)
@@ -195,7 +195,7 @@ def worker_setup(config: Any,
 class Feeder:
     """The controller's side: answers its remote workers' requests from the plan."""
 
-    def __init__(self, plan: Plan, cases_folder: Path) -> None:
+    def __init__(self, plan: Plan, cases_folder: Path | None) -> None:
         self.plan = plan
         self.cases_folder = cases_folder
 
@@ -214,6 +214,8 @@ class Feeder:
             except Exception as exc:  # noqa: BLE001 - the worker reports it as a harness error
                 return ERROR, ask, f"{type(exc).__name__}: {exc}"
         if kind == FILES:
+            if self.cases_folder is None:  # (the report goes to a device: no case files)
+                return None
             write_texts(self.cases_folder, [(str(name), str(text)) for name, text in message[1]])
             return None
         raise ValueError(f"unknown request {kind!r}")

@@ -27,8 +27,8 @@ from .base import RunPlugin
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CasePlugin, RemoteCasePlugin
 from .cpus import available_cpus, xdist_workers
-from .options import REMOTE_KEY, ini_folder
-from .outputs import check_outputs
+from .options import REMOTE_KEY, checked_ini, ini_folder
+from .outputs import ReportLock, check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan
 from .progress import progress_printer
 from .remote import worker_setup
@@ -105,13 +105,24 @@ def configure_controller(config: pytest.Config) -> ControllerState:
     unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None))
     if unwritable:  # before any work: not a traceback after every case has run
         raise pytest.UsageError(unwritable)
-    baseline = read_baseline(settings)
-    plan = controller_plan(config, settings)
-    check_baseline(baseline, settings, plan)
-    config.stash[BASELINE_KEY] = baseline
-    explicit, narrow = collected_arguments(config, settings, plan)
-    workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
-    return controller_state(settings, plan, cpus=available_cpus(), workers=workers, explicit=explicit, narrow=narrow)
+    lock = ReportLock(settings.report_path)  # held to the end (the controller's plugin releases it)
+    refused = lock.acquire()
+    if refused:  # another live run writes this report: refused before any work, its report left to it
+        raise pytest.UsageError(refused)
+    try:
+        baseline = read_baseline(settings)
+        plan = controller_plan(config, settings)
+        check_baseline(baseline, settings, plan)
+        config.stash[BASELINE_KEY] = baseline
+        explicit, narrow = collected_arguments(config, settings, plan)
+        workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
+        state = controller_state(settings, plan, cpus=available_cpus(), workers=workers, explicit=explicit,
+                                 narrow=narrow)
+    except BaseException:
+        lock.release()
+        raise
+    state.report_lock = lock
+    return state
 
 
 def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> WorkerState:
@@ -130,7 +141,8 @@ def settings_of(config: pytest.Config) -> Settings:
         # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
         # which pytest may place elsewhere (e.g. above a dataset path given as an option); the ini file's
         # from its folder, as pytest's own path settings.
-        return resolve(config.getoption, config.getini, str(config.invocation_params.dir), ini_folder(config))
+        return resolve(config.getoption, checked_ini(config.getini), str(config.invocation_params.dir),
+                       ini_folder(config))
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
+from ..core.writing import written_in_place
 from ..engine.spec import RunSpec, run_spec
 from ..executor import Executor, Limits, Slot
 from ..judge.profiles import Judging
@@ -47,6 +48,7 @@ class RunState:
         self._isolation: list[str] | None = None
         self._speed: float | None = None
         self._closed = False
+        self.case_files_failed = ""  # why a failing case's files could not be written here (none are tried again)
 
     def first_failure(self, key: tuple[str, int]) -> str | None:
         """The node id of the first case of (problem, sample) that failed in this process, if one did."""
@@ -85,9 +87,11 @@ class RunState:
         return Path(self.settings.rootdir)
 
     @property
-    def cases_folder(self) -> Path:
-        """Where failing cases' inputs are written for debugging: beside the JSON report."""
-        return self.settings.report_path.parent / "cases"
+    def cases_folder(self) -> Path | None:
+        """Where failing cases' inputs are written for debugging: beside the JSON report; None when the report
+        goes to a device or a FIFO (`/dev/null`: nothing is made in `/dev`)."""
+        report = self.settings.report_path
+        return None if written_in_place(report) else report.parent / "cases"
 
     @property
     def executor(self) -> Executor:
@@ -146,6 +150,7 @@ class ControllerState(RunState):
         self.workers_down: list[dict[str, Any]] = []  # xdist workers lost mid-run (gateways.down_record)
         self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere
         self.remote_isolation: dict[str, list[str]] = {}  # other machines' isolation layers
+        self.report_lock: Any = None  # the report's lock (outputs.ReportLock), held from before the plan to the end
 
     def worker_lost(self, down: dict[str, Any]) -> None:
         self.workers_down.append(down)

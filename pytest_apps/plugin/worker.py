@@ -29,6 +29,16 @@ class WorkerPlugin(RunPlugin):
         if plan_folder is not None:
             # (once its handlers are in place: from then on, the controller's SIGINT stops it as Ctrl-C does)
             note_worker(plan_folder, str(workerinput.get("workerid")))
+        quiet_terminal(config)
+
+
+def quiet_terminal(config: pytest.Config) -> None:
+    """A worker's terminal output goes nowhere (the controller reports every test), but its terminal reporter
+    still asks every plugin for a terminal summary at the end: hypothesis's imports the whole hypothesis
+    package there, which pytest rewrites for assertions (every module of a plugin's distribution is marked) and,
+    under PYTHONDONTWRITEBYTECODE=1, recompiles on each worker, seconds at every stop. Without the reporter
+    the end of a worker depends on no other plugin's summary."""
+    config.pluginmanager.unregister(name="terminalreporter")
 
     def filed(self, report: pytest.TestReport, stats: dict[str, list[Any]] | None) -> None:
         if stats is not None:

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..core import jsontext
 from ..core.record import CaseRecord
-from ..core.settings import rerun_args
+from ..core.settings import Settings, rerun_args
+from ..core.writing import replacing, written_in_place
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
@@ -97,7 +98,7 @@ def header_lines(state: RunState) -> list[str]:
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _data_options(src) + _source_version(src) + _index_text(src),
         f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
-        f"{len(plan.skipped)} rows skipped",
+        f"{_count(len(plan.skipped), 'row')} skipped",
         f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}"
         + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
@@ -138,6 +139,10 @@ def timing_text(state: RunState) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 def machine_figures(state: RunState) -> dict[str, Any]:
@@ -199,14 +204,18 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
         reasons.append({"kind": "workers_lost", "workers": workers_lost,
                         "text": f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost"})
     if never_ran:
-        reasons.append({"kind": "never_ran", "cases": never_ran, "text": f"{never_ran} of {cases} cases never ran"})
+        reasons.append({"kind": "never_ran", "cases": never_ran,
+                        "text": f"{never_ran} of {_count(cases, 'case')} never ran"})
     if not_selected:
         reasons.append({"kind": "not_selected", "cases": not_selected,
-                        "text": f"{not_selected} of {cases} cases were not selected (node ids, -k, -m, --lf, "
-                                "--deselect) and have no earlier record"})
+                        "text": f"{not_selected} of {_count(cases, 'case')} {_were(not_selected)} not selected (node "
+                                f"ids, -k, -m, --lf, --deselect) and {'has' if not_selected == 1 else 'have'} no "
+                                "earlier record"})
     if stale:
         reasons.append({"kind": "earlier_records", "cases": stale,
-                        "text": f"{stale} of {cases} cases never ran; their results are earlier records"})
+                        "text": f"{stale} of {_count(cases, 'case')} never ran; "
+                                + ("its result is an earlier record" if stale == 1 else
+                                   "their results are earlier records")})
     harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
     if harness:
         reasons.append({"kind": "harness_error", "cases": harness,
@@ -297,9 +306,12 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
     if run is None:
         return []
     store = run["records"]["store"]
-    lines = [f"records: {run['executed']} cases executed, {run['reused']} reused from their records"
-             + (f", {run['carried']} carried from earlier runs (not selected or not reached here)" if run["carried"]
-                else "") + (f" (store {store})" if store else " (no record store: --apps-records off)")]
+    if store:
+        lines = [f"records: {_count(run['executed'], 'case')} executed, {run['reused']} reused from their records"
+                 + (f", {run['carried']} carried from earlier runs (not selected or not reached here)"
+                    if run["carried"] else "") + f" (store {store})"]
+    else:  # (nothing is reused or carried without a store)
+        lines = [f"records: none kept (--apps-records off); {_count(run['executed'], 'case')} executed"]
     if run["records"].get("dropped"):
         lines.append("records: " + run["records"]["dropped"])
     failed = store_failure(run)
@@ -310,11 +322,12 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         more = f" and {len(shown) - 5} more" if len(shown) > 5 else ""
         lines.append("without a verdict: " + ", ".join(f"{c['case']} ({c['why']})" for c in shown[:5]) + more)
     if "rerun_count" in run:
-        lines.append(f"this run selected {run['selected']} of {run['cases']} cases: the report merges its "
-                     f"{run['rerun_count']} rerun cases into the records of the others")
+        merged = "its rerun case" if run["rerun_count"] == 1 else f"its {run['rerun_count']} rerun cases"
+        lines.append(f"this run selected {run['selected']} of {_count(run['cases'], 'case')}: the report merges "
+                     f"{merged} into the records of the others")
     if run.get("kept"):
-        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside it, "
-                     f"as {beside(Path(run['kept'])).name} (and likewise for --apps-html/--apps-markdown)")
+        lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside the "
+                     f"complete ones, as {', '.join(run.get('beside') or [beside(Path(run['kept'])).name])}")
     return lines
 
 
@@ -402,7 +415,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
     complete = run is None or bool(run.get("complete"))
 
     def place(path: Path, json_report: bool = False) -> Path:
-        return beside(path) if kept and (json_report or path.exists()) else path
+        return beside(path) if kept and (json_report or path.is_file()) else path
 
     comparison = None
     if baseline is not None:
@@ -418,7 +431,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
             failed.append(f"the {what} {_shown(path, state.started_in)} could not be written "
                           f"({exc.strerror or exc})")
             return
-        if complete:
+        if complete and not written_in_place(path):
             beside(path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
 
     attempt("JSON report", place(s.report_path, json_report=True),
@@ -438,6 +451,14 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
         attempt("Markdown report", place(s.path(s.markdown)),
                 lambda path: write_markdown(markdown_text(document), path))
     return comparison, document, failed
+
+
+def written_beside(settings: Settings, junitxml: Path | None = None) -> list[Path]:
+    """Where an incomplete run writes its reports while the complete JSON report is kept: beside that one, and
+    beside each other report path (`--junitxml` among them) that holds a file; the others at their paths."""
+    others = [settings.path(value) for value in (settings.html, settings.markdown, settings.predictions) if value]
+    others += [junitxml] if junitxml is not None else []
+    return [beside(settings.report_path)] + [beside(path) for path in others if path.is_file()]
 
 
 def beside(path: Path) -> Path:
@@ -464,14 +485,8 @@ def write_json(state: ControllerState, summary: Summary, document: dict[str, Any
                path: Path | None = None) -> Path:
     """Write the JSON report atomically (a reader never sees half a file)."""
     path = path or state.settings.report_path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     document = document if document is not None else report_document(state, summary)
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:  # streamed: the full split's report is tens of MB as text
-            jsontext.write_laid_out(document, fh)
-            fh.write("\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)  # (a full disk: no half-written file left behind)
+    with replacing(path) as fh:  # streamed: the full split's report is tens of MB as text
+        jsontext.write_laid_out(document, fh)
+        fh.write("\n")
     return path

@@ -126,6 +126,13 @@ def sampled_counts(figures: Any) -> str:
     return f"{total} sample{'' if total == 1 else 's'} of {n} problem{'' if n == 1 else 's'}"
 
 
+def samples_per_problem(figures: Any) -> str:
+    """`13`, or `1 to 13` when problems have different numbers of samples."""
+    samples = (figures or {}).get("samples") or {}
+    low, high = samples.get("min", 0), samples.get("max", 0)
+    return f"{high}" if low == high else f"{low} to {high}"
+
+
 # The groups a run's problems are counted in (tiers, TACO's skill types and tags), and where the figures hold the
 # samples behind each group's figure.
 GROUPS = ("per_tier", "per_skill", "per_tag")

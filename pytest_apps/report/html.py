@@ -41,6 +41,7 @@ from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUT
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import Settings, rerun_args
 from ..dataset.table import tier_order
+from ..core.writing import replacing
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .markdown import store_failure
@@ -642,13 +643,8 @@ def render_html(document: Mapping[str, Any]) -> str:
 def write_html(document: Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write the page atomically (a reader never sees half a file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(render_html(document), encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with replacing(path) as out:
+        out.write(render_html(document))
     return path
 
 

@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.writing import replacing
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
-from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
+from .confidence import (SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts,
+                         samples_per_problem)
 from .stats import SQUARE_AND_ADD
 from .terminal import confirmations_text, confirmed_tests
 
@@ -40,6 +42,17 @@ def _ids(ids: Sequence[str]) -> str:
     return shown + (f" and {len(ids) - MOST_IDS} more" if len(ids) > MOST_IDS else "")
 
 
+def shown_dataset(source: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """The dataset as a PR comment may show it: a hub id, or a local file relative to where the run started
+    (its name alone when it lies elsewhere): never a machine's absolute path."""
+    dataset = str(settings.get("dataset") or source.get("dataset") or "")
+    if not os.path.isabs(dataset):
+        return dataset
+    rootdir = str(settings.get("rootdir") or "")
+    inside = bool(rootdir) and os.path.commonpath([dataset, os.path.abspath(rootdir)]) == os.path.abspath(rootdir)
+    return os.path.relpath(dataset, rootdir) if inside else os.path.basename(dataset.rstrip("/"))
+
+
 def _headline(doc: Mapping[str, Any]) -> list[str]:
     f = doc.get("summary") or {}
     ci = f.get("intervals") or {}
@@ -49,7 +62,7 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     texts = figure_texts(f)
     value, _, rest = texts["strict_accuracy"].partition(" ")
     headline = f"**Strict accuracy {value}** {rest}"
-    about = [f"dataset {code(source.get('dataset') or settings.get('dataset'))}",
+    about = [f"dataset {code(shown_dataset(source, settings))}",
              f"split {code(shown_split(source, settings))}"]
     revision = source.get("resolved_revision")
     if revision and "=" not in str(revision):
@@ -74,7 +87,7 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())
-        lines += ["", f"Samples per problem: {f['samples']['min']} to {f['samples']['max']}; {ks}; estimated from "
+        lines += ["", f"Samples per problem: {samples_per_problem(f)}; {ks}; estimated from "
                       f"{sampled_counts(f)}. With several samples strict accuracy is an estimate of pass@1; the "
                       "passed column counts passing samples."]
     return lines
@@ -182,13 +195,8 @@ def write_markdown(text: str, path: str | os.PathLike[str], environ: Mapping[str
     """Write `text` to `path` (atomically) and append it to $GITHUB_STEP_SUMMARY when that is set, as CI
     tools do (the job summary collects every step's text). Returns the files written."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with replacing(path) as out:
+        out.write(text)
     written = [path]
     step_summary = (os.environ if environ is None else environ).get(STEP_SUMMARY_ENV)
     if step_summary:

@@ -51,6 +51,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..core.writing import replacing
+
 PROBLEM_CHARS = 400
 RAW_CHARS = 2000
 FIELDS = (
@@ -160,15 +162,9 @@ def prediction_records(
 def write_predictions(records: Iterable[Mapping[str, Any]], path: str | os.PathLike[str]) -> Path:
     """Write the records as JSON lines, atomically (a reader never sees half a file)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as out:
-            for record in records:
-                out.write(json.dumps(record) + "\n")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with replacing(path) as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
     return path
 
 

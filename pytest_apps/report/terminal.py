@@ -9,7 +9,7 @@ from typing import Any
 
 from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
 from ..dataset.problems import Problem, SkippedRow
-from .confidence import ci_text, figure_texts, pct, sampled_counts
+from .confidence import ci_text, figure_texts, pct, sampled_counts, samples_per_problem
 from .rollup import Summary, failing_nodeids
 from .taco import lines as taco_lines
 
@@ -79,7 +79,7 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     if f["samples"]["max"] > 1:
         ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
                        for k, v in f["pass_at_k"].items())
-        lines.append(f"samples per problem: {f['samples']['min']} to {f['samples']['max']}; " + (ks or "pass@k n/a")
+        lines.append(f"samples per problem: {samples_per_problem(f)}; " + (ks or "pass@k n/a")
                      + f"; estimated from {sampled_counts(f)}")
     if reference:
         bad = [r.id for r in summary.problems if r.verdict == "fail"]
