@@ -4,9 +4,10 @@ The pytest process (an xdist worker, which has threads) never forks and never ru
 (`client.py`) talks over two pipes to a separate single-threaded server process (`server.py`, started lazily with
 `python -P -s serve.py`), which compiles each program once (`compiler.py`) and runs each test in a child forked
 ahead of time by its zygote (`zygote.py`), in a free slot of the machine (`slots.py`). The child fences itself in
-(process group, rlimits, clean environment, fresh working directory from `workdirs.py`, no capabilities, Landlock,
-no network, a syscall filter from `seccomp.py`; `child.py`, `fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the
-original APPS harness does under the apps profile: `appsstyle.py`); the server watches it from outside (wall
+(process group, rlimits, clean environment, fresh working directory from `workdirs.py`, no capabilities, a uid of
+its own under a root harness from `users.py`, Landlock, no network, a syscall filter from `seccomp.py`; `child.py`,
+`fence.py`, the optional layers probed in `isolation.py`) and runs the program (as the original APPS harness does
+under the apps profile: `appsstyle.py`); the server watches it from outside (wall
 clock, output bytes; its own time from `clock.py`), kills its whole process group and every leftover descendant
 (`reaper.py`; where the machine allows, a cgroup of its own per test, made ahead of time by `cgroups.py`, counts the
 CPU of the whole tree and kills it at once), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an

@@ -608,7 +608,7 @@ def test_cpu_of_an_adopted_helper_is_counted():
     with Executor(Limits(timeout=1.0, memory=1 << 30)) as small:
         o = run(small, ADOPTED_HELPER)
     assert o.status == RUN_TIMEOUT, o
-    assert o.cpu_time >= 1.55, o
+    assert o.cpu_time >= 1.0, o  # (stopped at its limit where its cgroup counts as it runs; else all 1.6 s of it)
 
 
 # -- what the syscall filter refuses ------------------------------------------------------------------------------
