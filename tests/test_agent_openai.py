@@ -122,7 +122,7 @@ def test_pytest_run_with_the_chat_agent(pytester: pytest.Pytester, chat: FakeCha
     assert report["problems"][1]["raw"] == "I am not sure."
     assert "sk-secret" not in json.dumps(report)
     folder = pytester.path / "apps-generations" / "pytest_apps.agents_openai_chat-m1"
-    assert sorted(p.name for p in folder.iterdir()) == ["900001.md", "900003.md"]
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == ["900001.md", "900003.md"]
     assert len(chat.requests) == 2
     run(pytester, *args, "-n", "2")
     assert len(chat.requests) == 2  # the generations were reused

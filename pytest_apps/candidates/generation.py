@@ -4,8 +4,13 @@
 (or a list of texts, one per sample). Generation runs once, on the controller before any xdist worker
 starts (or as its own step, `python -m pytest_apps generate`), with a bounded number of calls in flight.
 Each problem's answer is written to a generations folder, which the run then reads like any candidate
-folder: `<id>.md` for one answer, `<id>/sample_<k>.md` for several. A rerun (by node id, or the whole run)
-reuses the folder, so it tests the very same program; `--apps-regenerate` asks the agent again.
+folder: `<id>.md` for one answer, `<id>/sample_<k>.md` for several. Beside them, `.keys/<id>.json` holds the
+generation's key: everything that made it (the agent; the dataset, split and revision; a digest of the
+problem's content and of the framed prompt; the model, endpoint, temperature and sample count) and, per
+sample, a digest of that key with the sample's index. An answer is reused only when its key is the one the
+run would ask with, so a rerun (by node id, or the whole run) tests the very same program, and a run with
+another dataset, problem text, model or sampling option asks the agent again (an answer without a key, or
+with another, is a new generation); `--apps-regenerate` always asks again.
 
 A failed generation (an exception, a timeout, something that is not text) is written too, as an answer
 holding no code, so the problem scores "no code", the run goes on, and the failure reads in the terminal and
@@ -14,7 +19,9 @@ the report; the next run asks the agent again for that problem (and reuses the a
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import os
 import shutil
 import sys
@@ -171,9 +178,53 @@ def load_agent(spec: str, rootdir: str | None = None) -> Agent:
 # -- the generations folder -------------------------------------------------------------------------
 
 
-def is_generated(folder: Path, pid: str) -> bool:
+KEYS = ".keys"  # the generations folder's sub-folder of keys, `<id>.json` each
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def generation_key(problem: AgentProblem, made_by: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything that made a problem's generation: `made_by` (the agent, the dataset's identity, the model and
+    sampling options) and the problem's content and prompt, as digests."""
+    content = json.dumps(problem.fields, sort_keys=True, ensure_ascii=False, default=str)
+    return {**made_by, "problem_id": problem.id, "problem": text_digest(content),
+            "prompt": text_digest(problem.prompt)}
+
+
+def sample_digests(key: Mapping[str, Any], samples: int) -> list[str]:
+    """One digest per sample: the key with the sample's index."""
+    return [text_digest(json.dumps({**key, "sample": k}, sort_keys=True, default=str)) for k in range(samples)]
+
+
+def _key_file(folder: Path, pid: str) -> Path:
+    return folder / KEYS / f"{pid}.json"
+
+
+def write_key(folder: Path, pid: str, key: Mapping[str, Any], digests: Sequence[str]) -> None:
+    """The key of the answer(s) just written, replacing the old one in one rename."""
+    target = _key_file(folder, pid)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_text(json.dumps({"key": dict(key), "samples": list(digests)}, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _stored_digests(folder: Path, pid: str) -> list[str] | None:
+    try:
+        data = json.loads(_key_file(folder, pid).read_text(encoding="utf-8"))
+        return [str(d) for d in data["samples"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no key (or an unreadable one): a new generation
+
+
+def is_generated(folder: Path, pid: str, digests: Sequence[str] | None = None) -> bool:
     """Whether the folder holds the problem's answer(s), none of them a failed generation (which the next run
-    asks the agent for again; successful answers are reused)."""
+    asks the agent for again; successful answers are reused), made with the key whose sample `digests` are
+    given (None: whatever made them)."""
+    if digests is not None and _stored_digests(folder, pid) != list(digests):
+        return False
     single, sub = folder / f"{pid}.md", folder / pid
     if single.is_file():
         return not _records_failure(single)
@@ -255,6 +306,12 @@ class GenerationStats:
     seconds: float = 0.0
 
 
+def stats_text(stats: GenerationStats) -> str:
+    """`3 reused, 2 generated (1 failed)`: what a generation step did."""
+    failed = f" ({stats.failed} failed)" if stats.failed else ""
+    return f"{stats.reused} reused, {stats.generated} generated{failed}"
+
+
 def progress_bar(done: int, total: int, failed: int = 0, width: int = 30) -> str:
     filled = width * done // total if total else width
     tail = f", {failed} failed" if failed else ""
@@ -270,22 +327,29 @@ def generate(
     timeout: float = 600.0,
     regenerate: bool = False,
     options: Mapping[str, Any] | None = None,
+    made_by: Mapping[str, Any] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> GenerationStats:
-    """Ask the agent for every problem not yet in `folder` (all of them with `regenerate`)."""
+    """Ask the agent for every problem whose answer `folder` does not hold under the same key (all of them with
+    `regenerate`). `made_by` is the key's part that is not the problem's (`generation_made_by`)."""
     started = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)
-    todo = [p for p in problems if regenerate or not is_generated(folder, p.id)]
+    tool = PythonExec()
+    asked = [agent_problem(p, tool, options) for p in problems]
+    samples = int((options or {}).get("samples") or 1)
+    keys = {a.id: generation_key(a, made_by or {}) for a in asked}
+    digests = {pid: sample_digests(key, samples) for pid, key in keys.items()}
+    todo = [a for a in asked if regenerate or not is_generated(folder, a.id, digests[a.id])]
     stats = GenerationStats(reused=len(problems) - len(todo))
     if not todo:
+        tool.close()
         return stats
-    tool = PythonExec()
     say = progress or (lambda _line: None)
     say(progress_bar(0, len(todo)))
     try:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="apps-generate") as pool:
-            pending: dict[Future[list[str]], Problem] = {
-                pool.submit(_call_bounded, agent, agent_problem(p, tool, options), timeout): p for p in todo
+            pending: dict[Future[list[str]], AgentProblem] = {
+                pool.submit(_call_bounded, agent, a, timeout): a for a in todo
             }
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -295,6 +359,7 @@ def generate(
                     if any(t.startswith(FAILED_MARK) for t in texts):
                         stats.failed += 1
                     write_generation(folder, problem.id, texts)
+                    write_key(folder, problem.id, keys[problem.id], digests[problem.id])
                     stats.generated += 1
                 say(progress_bar(stats.generated, len(todo), stats.failed))
     finally:
@@ -314,6 +379,22 @@ def agent_options(settings: Settings) -> dict[str, Any]:
     }
 
 
+def generation_made_by(settings: Settings) -> dict[str, Any]:
+    """The part of a generation's key that is the run's, not the problem's: the agent, the dataset's identity,
+    the model and the sampling options (the model and endpoint as the chat agent takes them from the
+    environment when the options leave them out). The API key and the time allowed are not part of it."""
+    return {
+        "agent": settings.agent,
+        "dataset": settings.dataset_ref(),
+        "split": settings.split,
+        "revision": settings.revision,
+        "model": settings.model or os.environ.get("OPENAI_MODEL"),
+        "base_url": settings.base_url or os.environ.get("OPENAI_BASE_URL") or os.environ.get("OPENAI_API_BASE"),
+        "temperature": settings.temperature,
+        "samples": settings.samples or 1,
+    }
+
+
 def generate_for(
     settings: Settings, problems: Sequence[Problem], folder: Path,
     progress: Callable[[str], None] | None = None,
@@ -330,5 +411,6 @@ def generate_for(
         timeout=settings.agent_timeout,
         regenerate=settings.regenerate,
         options=agent_options(settings),
+        made_by=generation_made_by(settings),
         progress=progress,
     )

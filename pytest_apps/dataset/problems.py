@@ -197,6 +197,10 @@ def parse_row_full(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | S
             if at is not None:
                 return SkippedRow(index, pid, f"input_output: test {at}'s {side} is null in a standard-input "
                                               "problem")
+        at = next((i for i, value in enumerate(inputs) if not _is_stdin_text(value)), None)
+        if at is not None:  # text, or a list of lines; a number or an object is not turned into text by guess
+            return SkippedRow(index, pid, f"input_output: test {at}'s input is a {type(inputs[at]).__name__}, not "
+                                          "text or a list of lines, in a standard-input problem")
     extra: dict[str, Any] = {}
     if taco.is_taco_row(row):
         limits = taco.parse_limits(row)
@@ -361,6 +365,10 @@ def parse_call_args(raw: Any) -> list[Any]:
             except (ValueError, SyntaxError, MemoryError, RecursionError):
                 value = raw
     return value if isinstance(value, list) else [value]
+
+
+def _is_stdin_text(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(x, str) for x in value))
 
 
 def stdin_text(raw: Any) -> str:
