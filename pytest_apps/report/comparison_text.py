@@ -48,8 +48,9 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     level = c.get("level")
     n = c["problems"]
     where = [f"baseline {c['baseline_report']}: {n} problem{'' if n == 1 else 's'} in both runs"]
-    for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run")):
-        if c[key]:
+    for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"),
+                       ("unscored", "unscored in one of them (a harness error; left out)")):
+        if c.get(key):
             where.append(f"{len(c[key])} {label}: {_ids(c[key])}")
     lines = ["; ".join(where)]
     if c["differences"]:

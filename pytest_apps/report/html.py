@@ -236,7 +236,8 @@ def _cards(f: Mapping[str, Any]) -> str:
         _card("test_case_average", "Test-case average", pct(f.get("test_case_average")),
               "mean share of tests passed per problem",
               badge="partial" if f.get("test_case_average_partial") else ""),
-        _card("problems", "Problems", str(f.get("problems", 0)), mix or "none selected"),
+        _card("problems", "Problems", str(f.get("problems", 0)), (mix or "none selected") + (
+            f"; {f['unscored']} unscored, left out" if f.get("unscored") else "")),
         _card("passed", "Passed", str(f.get("passed", 0)),
               f"{f.get('tests_run', 0)} of {f.get('tests_total', 0)} tests run"),
         _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
@@ -477,7 +478,8 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
         )
     only = "".join(
         f'<p class="note">{esc(label)} ({len(c[key])}): <code>{esc(",".join(map(str, c[key])))}</code></p>'
-        for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"))
+        for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"),
+                           ("unscored", "unscored in one of them (a harness error; left out)"))
         if c.get(key)
     )
     anyway = ""
@@ -524,8 +526,8 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     unscored = f.get("unscored_problems") or []
     if unscored:
         blocks.append(
-            f"<details><summary>Unscored problems: a harness error on a case, not the program "
-            f"({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
+            f"<details><summary>Unscored problems: a harness error on a case, not the program; left out of "
+            f"the scores ({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
         )
     missing = f.get("missing_ids") or []
     if missing:

@@ -69,8 +69,8 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
                 lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                              f"{range_text((ci.get(key) or {}).get(name))} |")
     if f.get("unscored"):
-        lines += ["", f"Unscored ({f['unscored']}): a harness error on a case of each (not the program's failure)"
-                      f": {_ids(f.get('unscored_problems') or [])}."]
+        lines += ["", f"Unscored ({f['unscored']}): a harness error on a case of each (not the program's failure), "
+                      f"left out of the problems counted above: {_ids(f.get('unscored_problems') or [])}."]
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())
@@ -99,8 +99,9 @@ def _baseline(c: Mapping[str, Any]) -> list[str]:
     lines = ["", "### Against the baseline", "",
              f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected "
              f"(baseline {code(c['baseline_report'])})."]
-    for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run")):
-        if c[key]:
+    for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run"),
+                       ("unscored", "Unscored in one of them (a harness error; left out)")):
+        if c.get(key):
             lines.append(f"{label} ({len(c[key])}): {_ids(c[key])}.")
     if c["differences"]:
         lines.append("Compared anyway (`--apps-baseline-any`): " + "; ".join(

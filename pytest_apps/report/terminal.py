@@ -75,7 +75,8 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     if f.get("unscored"):
         shown = ", ".join(f["unscored_problems"][:10])
         more = f" and {f['unscored'] - 10} more" if f["unscored"] > 10 else ""
-        lines.append(f"unscored problems (a harness error on a case, not the program's failure): {shown}{more}")
+        lines.append(f"unscored problems (a harness error on a case, not the program's failure; left out of the "
+                     f"scores): {shown}{more}")
     if f["samples"]["max"] > 1:
         ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
                        for k, v in f["pass_at_k"].items())
