@@ -18,7 +18,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .core.settings import OPTIONS, OptionError, argparse_kwargs, resolve
+from .core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, rerun_args, resolve
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +71,8 @@ def diff(args: argparse.Namespace) -> int:
     else:
         lines = [f"report {args.new}", *baseline_lines(data)]
         lines += [gate.message] if gate else []
-        print("\n".join(lines + newly_failing_lines(data)))
+        rerun = rerun_args(Settings.from_dict(new.get("settings") or {}))
+        print("\n".join(lines + newly_failing_lines(data, rerun)))
     return 1 if gate is not None and not gate.passed else 0
 
 

@@ -6,6 +6,7 @@ parser."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -551,3 +552,16 @@ def rerun_args(settings: Settings) -> list[str]:
             values = [f"{value:g}" if isinstance(value, float) else str(value)]
         args.extend(f"{opt.flag}={v}" for v in values)
     return args
+
+
+def rerun_command(args: Sequence[str], nodeid: str) -> str:
+    """The command that reruns a case of a run whose rerun options (`rerun_args`) are `args`: every printed rerun
+    line is made here, so that each pastes the same way (with the run's options, so the candidates are never
+    collected as the project's own tests)."""
+    return shlex.join(["pytest", *args, nodeid])
+
+
+def paste_line(args: Sequence[str], nodeid: str) -> str:
+    """A node id listed for pasting: the command that reruns it (`rerun_command`), or the node id alone when the
+    run needs no option beyond it (pasted alone, it reruns the same)."""
+    return rerun_command(args, nodeid) if args else nodeid

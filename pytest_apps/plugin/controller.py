@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from ..core.record import CaseRecord
+from ..core.settings import rerun_args
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
@@ -218,7 +219,7 @@ class ControllerPlugin(RunPlugin):
             if gate is not None:
                 terminalreporter.write_line(gate.message, bold=True, red=not gate.passed)
         if self.comparison is not None:  # last: what a regression gate failed on, ready to paste
-            for line in newly_failing_lines(self.comparison):
+            for line in newly_failing_lines(self.comparison, rerun_args(self.state.settings)):
                 terminalreporter.write_line(line, bold=self.regression is not None,
                                             red=bool(self.regression and not self.regression.passed))
 

@@ -30,7 +30,6 @@ import hashlib
 import html
 import json
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -39,7 +38,7 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
-from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args
+from ..core.settings import TACO_TIERS, TIERS, Settings, rerun_args, rerun_command
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .markdown import store_failure
@@ -398,7 +397,7 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False, rerun: tuple[str
     if detail.get("stderr_tail"):
         parts.append(_pane("stderr (end)", detail["stderr_tail"], "err"))
     if p.get("first_failure"):
-        command = shlex.join(["pytest", *rerun, p["first_failure"]])
+        command = rerun_command(rerun, p["first_failure"])
         parts.append(f'<p class="rerun"><b>rerun</b> <code>{esc(command)}</code></p>')
     parts.append(_pane("candidate program", program, "prog", note=str(p.get("candidate") or "")))
     passed, total = p.get("tests_passed", 0), p.get("tests_total", 0)

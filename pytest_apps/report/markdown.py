@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.settings import Settings, paste_line, rerun_args
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .confidence import SAMPLES_OF, ci_text, figure_texts, is_sampled, pct, points_range, range_text, sampled_counts
@@ -94,7 +95,7 @@ def _difference(f: Mapping[str, Any]) -> str:
     return f"{100 * diff['value']:+.2f} points" + (f" ({points_range(diff['interval'])})" if diff["interval"] else "")
 
 
-def _baseline(c: Mapping[str, Any]) -> list[str]:
+def _baseline(c: Mapping[str, Any], rerun: Sequence[str] = ()) -> list[str]:
     n = c["problems"]
     lines = ["", "### Against the baseline", "",
              f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected "
@@ -125,7 +126,8 @@ def _baseline(c: Mapping[str, Any]) -> list[str]:
     lines += ["", f"**Newly failing ({len(fell)})**: " + (_ids([x["id"] for x in fell]) if fell else "none")]
     nodeids = [x["first_failure"] for x in fell if x.get("first_failure")]
     if nodeids:
-        shown = [str(x).replace("`", "'").replace("\r", " ").replace("\n", " ") for x in nodeids[:MOST_NODEIDS]]
+        shown = [paste_line(rerun, str(x)).replace("`", "'").replace("\r", " ").replace("\n", " ")
+                 for x in nodeids[:MOST_NODEIDS]]
         more = [f"... and {len(nodeids) - MOST_NODEIDS} more"] if len(nodeids) > MOST_NODEIDS else []
         lines += ["", "<details><summary>First failing case of each, to rerun</summary>", "", "```", *shown, *more,
                   "```", "", "</details>"]
@@ -163,7 +165,7 @@ def markdown_text(document: Mapping[str, Any]) -> str:
     lines = _incomplete(document) + _store_failed(document) + _headline(document)
     lines += _confirmations(document)
     if document.get("baseline"):
-        lines += _baseline(document["baseline"])
+        lines += _baseline(document["baseline"], rerun_args(Settings.from_dict(document.get("settings") or {})))
     return "\n".join(lines) + "\n"
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..core.settings import paste_line
 from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import ci_text, figure_texts, pct, sampled_counts
@@ -90,7 +90,7 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     failing = failing_nodeids(summary)
     if failing:
         lines.append("first failing case of failing problems (paste to rerun):")
-        lines.extend("  " + (shlex.join(["pytest", *rerun, nodeid]) if rerun else nodeid) for nodeid in failing)
+        lines.extend("  " + paste_line(rerun, nodeid) for nodeid in failing)
     lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
     return lines
 
