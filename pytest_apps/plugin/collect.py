@@ -91,8 +91,11 @@ class CandidateDir(pytest.Dir):
 
     @classmethod
     def from_parent(cls, parent: pytest.Collector, *, path: Path,  # type: ignore[override]
-                    entries: list[tuple[Problem, list[Candidate]]]) -> CandidateDir:
-        node = super().from_parent(parent, path=path)  # (pytest's Dir takes no other keyword)
+                    entries: list[tuple[Problem, list[Candidate]]], nodeid: str | None = None) -> CandidateDir:
+        """`nodeid`: the folder's, when it lies outside the rootdir (nodeids.outside_nodeid); pytest's `Dir` takes
+        no keyword beside `path`, so the node is made as its base class, a file-system collector, makes one."""
+        named = {} if nodeid is None else {"nodeid": nodeid}
+        node = super(pytest.Dir, cls).from_parent(parent, path=path, **named)
         node.entries = entries
         return node
 
