@@ -23,13 +23,15 @@ import hashlib
 import importlib
 import json
 import os
+import queue
+import signal
 import shutil
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -146,23 +148,17 @@ class PythonExec:
             executor.close()
 
 
-def load_agent(spec: str, rootdir: str | None = None) -> Agent:
-    """The callable named by `module:callable` (the part after the colon may be dotted)."""
+def load_agent(spec: str, rootdir: str | None = None, project: str = "") -> Agent:
+    """The callable named by `module:callable` (the part after the colon may be dotted); a module not on the
+    path is looked for in `rootdir` (where the run started), then in the project's folder."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise CandidateError(f"--apps-agent: {spec!r} is not module:callable")
+    folders = [f for f in dict.fromkeys([rootdir, project or None]) if f is not None]
     try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if rootdir is None or exc.name != module_name.split(".")[0]:
-            raise CandidateError(f"--apps-agent: cannot import {module_name!r} ({exc})") from None
-        sys.path.insert(0, rootdir)  # a module beside the project, as `python -m pytest` would find it
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc2:
-            raise CandidateError(f"--apps-agent: cannot import {module_name!r} ({exc2})") from None
-        finally:
-            sys.path.remove(rootdir)
+        module = _import_beside(module_name, folders)
+    except ImportError as exc:
+        raise CandidateError(f"--apps-agent: cannot import {module_name!r} ({exc})") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed to import: say so in one line
         raise CandidateError(f"--apps-agent: importing {module_name!r} failed: {type(exc).__name__}: {exc}") from None
     target: Any = module
@@ -173,6 +169,26 @@ def load_agent(spec: str, rootdir: str | None = None) -> Agent:
     if not callable(target):
         raise CandidateError(f"--apps-agent: {spec} is a {type(target).__name__}, not a callable")
     return target
+
+
+def _import_beside(module_name: str, folders: Sequence[str]) -> Any:
+    """Import a module, else from each of `folders` in turn (as `python -m pytest` started there finds it)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name.split(".")[0] or not folders:
+            raise
+        missing = exc
+    for folder in folders:
+        sys.path.insert(0, folder)
+        try:
+            return importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name.split(".")[0]:
+                raise
+        finally:
+            sys.path.remove(folder)
+    raise missing
 
 
 # -- the generations folder -------------------------------------------------------------------------
@@ -276,26 +292,28 @@ def _as_texts(answer: Any) -> list[str]:
     return [failed_generation_text(f"the agent returned a {type(answer).__name__}, not text or a list of texts")]
 
 
-def _call_bounded(agent: Agent, problem: AgentProblem, timeout: float) -> list[str]:
-    """Call the agent in a daemon thread and wait at most `timeout` seconds; a call that overruns is
-    abandoned (a thread cannot be killed) and recorded as a failure, and the run goes on."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["answer"] = agent(problem)
-        except BaseException as exc:  # noqa: BLE001 - one problem's failure must not stop the run
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name=f"apps-agent-{problem.id}", daemon=True)
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        return [failed_generation_text(f"timed out after {timeout:g} s")]
+def _answer_texts(box: Mapping[str, Any]) -> list[str]:
+    """What one agent call gave, as texts: its answer, or its exception as a failed generation."""
     if "error" in box:
         exc = box["error"]
         return [failed_generation_text(f"{type(exc).__name__}: {exc}".strip())]
     return _as_texts(box.get("answer"))
+
+
+def _start_call(agent: Agent, problem: AgentProblem, done: queue.Queue[tuple[str, dict[str, Any]]]) -> None:
+    """Call the agent in a daemon thread, which puts (problem id, {"answer" or "error"}) on `done`. A daemon
+    thread never holds the process up: an interrupt, or a call that overruns its time (a thread cannot be
+    killed), abandons it."""
+
+    def target() -> None:
+        box: dict[str, Any] = {}
+        try:
+            box["answer"] = agent(problem)
+        except BaseException as exc:  # noqa: BLE001 - one problem's failure must not stop the run
+            box["error"] = exc
+        done.put((problem.id, box))
+
+    threading.Thread(target=target, name=f"apps-agent-{problem.id}", daemon=True).start()
 
 
 @dataclass
@@ -346,26 +364,104 @@ def generate(
         return stats
     say = progress or (lambda _line: None)
     say(progress_bar(0, len(todo)))
+
+    def written(problem: AgentProblem, texts: list[str]) -> None:
+        write_generation(folder, problem.id, texts)
+        write_key(folder, problem.id, keys[problem.id], digests[problem.id])
+        stats.generated += 1
+        if any(t.startswith(FAILED_MARK) for t in texts):
+            stats.failed += 1
+        say(progress_bar(stats.generated, len(todo), stats.failed))
+
     try:
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="apps-generate") as pool:
-            pending: dict[Future[list[str]], AgentProblem] = {
-                pool.submit(_call_bounded, agent, a, timeout): a for a in todo
-            }
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    problem = pending.pop(future)
-                    texts = future.result()
-                    if any(t.startswith(FAILED_MARK) for t in texts):
-                        stats.failed += 1
-                    write_generation(folder, problem.id, texts)
-                    write_key(folder, problem.id, keys[problem.id], digests[problem.id])
-                    stats.generated += 1
-                say(progress_bar(stats.generated, len(todo), stats.failed))
+        with signals_interrupt():
+            ask_all(agent, todo, concurrency, timeout, written)
+    except KeyboardInterrupt as exc:
+        stats.seconds = time.monotonic() - started
+        raise GenerationInterrupted(str(exc.args[0]) if exc.args else "SIGINT", stats, len(todo), folder) from None
     finally:
         tool.close()
     stats.seconds = time.monotonic() - started
     return stats
+
+
+STOP_AFTER = 3  # identical failures in a row, with no answer between, that stop the generation step
+
+
+class GenerationStopped(CandidateError):
+    """The agent failed the same way for several problems in a row (an endpoint that is down, a wrong key): the
+    step stops instead of asking for every problem; the message is one line."""
+
+
+class GenerationInterrupted(CandidateError):
+    """SIGINT or SIGTERM during the generation step: what was generated is kept (each answer is written as it
+    arrives); the message says what and where."""
+
+    def __init__(self, signame: str, stats: GenerationStats, asked: int, folder: Path) -> None:
+        self.signame, self.stats = signame, stats
+        super().__init__(
+            f"generation interrupted by {signame}: {stats_text(stats)}, {asked - stats.generated} not asked; "
+            f"what was generated is kept in {folder} and the next run asks only for the rest")
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt("SIGTERM") (as Ctrl-C raises KeyboardInterrupt) while the block runs,
+    so that a terminated generation step says what it kept; in the main thread only (elsewhere, as it was)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    before = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def ask_all(agent: Agent, todo: Sequence[AgentProblem], concurrency: int, timeout: float,
+            written: Callable[[AgentProblem, list[str]], None]) -> None:
+    """Ask the agent for each problem, at most `concurrency` calls in flight, each allowed `timeout` seconds (one
+    that overruns is recorded as a failure and abandoned); `written(problem, texts)` as each answer arrives, in
+    this thread. Stops with GenerationStopped after STOP_AFTER identical failures in a row."""
+    done: queue.Queue[tuple[str, dict[str, Any]]] = queue.Queue()
+    waiting, running = list(reversed(todo)), {}  # id -> (problem, deadline)
+    streak: list[str] = []
+    while waiting or running:
+        while waiting and len(running) < concurrency:
+            problem = waiting.pop()
+            running[problem.id] = (problem, time.monotonic() + timeout)
+            _start_call(agent, problem, done)
+        deadline = min(d for _, d in running.values())
+        try:
+            pid, box = done.get(timeout=max(0.0, deadline - time.monotonic()))
+            texts = _answer_texts(box)
+        except queue.Empty:
+            pid = min(running, key=lambda k: running[k][1])
+            texts = [failed_generation_text(f"timed out after {timeout:g} s")]
+        if pid not in running:
+            continue  # an answer after its time ran out: already recorded as a timeout
+        problem, _ = running.pop(pid)
+        written(problem, texts)
+        streak = _streak(streak, texts)
+        if len(streak) >= STOP_AFTER:
+            raise GenerationStopped(
+                f"--apps-agent: generation stopped: the agent failed the same way for {len(streak)} problems in a "
+                f"row ({streak[0]}); {len(waiting) + len(running)} problems were not asked. Fix the cause (an "
+                "endpoint that is down, a wrong key or model), then run again: the answers received are kept")
+
+
+def _streak(streak: list[str], texts: list[str]) -> list[str]:
+    """The run of identical failures so far, with this answer's: a failure like the others extends it, any
+    other answer starts it again."""
+    why = texts[0].split("\n", 1)[1].strip() if len(texts) == 1 and texts[0].startswith(FAILED_MARK) else ""
+    why = why.split(": ", 1)[1] if why.startswith(f"{GENERATION_FAILED}: ") else why
+    if not why:
+        return []
+    return streak + [why] if not streak or streak[-1] == why else [why]
 
 
 def agent_options(settings: Settings) -> dict[str, Any]:
@@ -401,7 +497,13 @@ def generate_for(
 ) -> GenerationStats:
     """The plan's entry point: generate what is missing in `folder` for the selected problems."""
     assert settings.agent
-    agent = load_agent(settings.agent, settings.rootdir)
+    agent = load_agent(settings.agent, settings.rootdir, settings.project)
+    check = getattr(agent, "check_options", None)  # an agent's own check of its options, before anything runs
+    if callable(check):
+        try:
+            check(agent_options(settings))
+        except Exception as exc:  # noqa: BLE001 - the agent's refusal, said in one line
+            raise CandidateError(f"--apps-agent={settings.agent}: {exc}") from None
     live = [p for p in problems if not p.broken]  # a broken problem runs nothing: don't pay for it
     return generate(
         live,

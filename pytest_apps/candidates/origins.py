@@ -122,7 +122,7 @@ def unused_ids_line(settings: Settings, path: Path, problems: Sequence[Problem],
 
 def provided_folder(settings: Settings) -> Path:
     """Where a provider's programs are written (and their node ids start): `<--apps-generations>/hook`."""
-    return settings.path(settings.generations) / PROVIDED
+    return settings.generations_path / PROVIDED
 
 
 def provided_candidates(
