@@ -256,3 +256,29 @@ def test_a_failed_generation_reads_in_the_terminal_is_no_code_and_is_asked_again
     third = run(pytester, *args)
     assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]  # answers reused
     assert third.parseoutcomes()["failed"] == second.parseoutcomes()["failed"]
+
+
+def test_the_generate_step_reads_the_projects_ini_file(pytester: pytest.Pytester, monkeypatch):
+    """`python -m pytest_apps generate` in a project reads the `apps_*` options of its ini file, as pytest does,
+    and writes where the pytest run then reads: the run asks the agent for nothing."""
+    import subprocess
+    import sys
+
+    sols = sample_solutions()
+    monkeypatch.setenv("TEST_ANSWERS", json.dumps({"900001": f"{F}python\n{sols['900001']}{F}"}))
+    calls = pytester.path / "calls.txt"
+    monkeypatch.setenv("TEST_CALLS", str(calls))
+    pytester.makepyfile(myagent=AGENT)
+    pytester.makefile(".toml", pyproject="[tool.pytest.ini_options]\napps = true\napps_dataset = 'sample'\n"
+                                          "apps_only = ['900001']\napps_agent = 'myagent:solve'\n")
+    sub = pytester.path / "sub"
+    sub.mkdir()
+    done = subprocess.run([sys.executable, "-m", "pytest_apps", "generate"], cwd=sub, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "1 generated (0 failed), 0 reused" in done.stdout
+    assert (pytester.path / "apps-generations" / "myagent_solve" / "900001.md").is_file()
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["apps: generations: 1 reused, 0 generated"])
+    result.assert_outcomes(passed=5)
+    assert calls.read_text().split() == ["900001"]

@@ -169,8 +169,11 @@ class ControllerPlugin(RunPlugin):
     @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
     def pytest_sessionfinish_run(self, session: pytest.Session) -> None:
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
-        the records of cases this run did not run taken from the store."""
+        the records of cases this run did not run taken from the store. `--collect-only` runs nothing: no run,
+        no summary, no report."""
         self.finishing = True
+        if session.config.option.collectonly:
+            return
         if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
             self.state.ask_speed()
         crashed = "INTERNALERROR" if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR else None
@@ -184,6 +187,8 @@ class ControllerPlugin(RunPlugin):
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if session.config.option.collectonly:
+            return
         self.state.isolation()  # for the report; asked before the executor is closed
         if not self.interrupts.received:  # (an interrupted run is not kept waiting for the figure)
             self.state.machine_speed()
