@@ -237,7 +237,7 @@ def test_an_interrupt_during_generation_ends_at_once_and_keeps_what_came(tmp_pat
             proc.wait()
     assert took < 10, (took, out[-2000:])
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
-    assert (f"apps: generation interrupted by {sig.name}: 0 reused, 1 generated, 5 not asked; what was generated "
+    assert (f"apps: generation interrupted by {sig.name}: 0 reused, 1 generated, 5 not answered; what was generated "
             "is kept in") in out
     chat.hang.clear()
     chat.requests.clear()

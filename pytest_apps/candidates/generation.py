@@ -400,7 +400,7 @@ class GenerationInterrupted(CandidateError):
     def __init__(self, signame: str, stats: GenerationStats, asked: int, folder: Path) -> None:
         self.signame, self.stats = signame, stats
         super().__init__(
-            f"generation interrupted by {signame}: {stats_text(stats)}, {asked - stats.generated} not asked; "
+            f"generation interrupted by {signame}: {stats_text(stats)}, {asked - stats.generated} not answered; "
             f"what was generated is kept in {folder} and the next run asks only for the rest")
 
 
