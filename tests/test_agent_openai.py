@@ -244,3 +244,25 @@ def test_an_interrupt_during_generation_ends_at_once_and_keeps_what_came(tmp_pat
     again = subprocess.run(chat_run(chat), cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert "apps: generations: 1 reused, 5 generated" in again.stdout, again.stdout[-2000:]
     assert len(chat.requests) == 5
+
+
+def test_sigterm_to_the_generate_step_ends_it_at_once_with_what_it_kept(tmp_path: Path, chat: FakeChat):
+    chat.hang.set()
+    cmd = [sys.executable, "-m", "pytest_apps", "generate", "--rootdir", str(tmp_path), "--apps-dataset=sample",
+           "--apps-agent=pytest_apps.agents:openai_chat", "--apps-model=m1", f"--apps-base-url={chat.url}",
+           "--apps-concurrency=2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        answer = tmp_path / "apps-generations" / "pytest_apps.agents_openai_chat-m1" / "900001.md"
+        deadline = time.monotonic() + 60
+        while not (answer.is_file() and len(chat.requests) >= 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "generation interrupted by SIGTERM: 0 reused, 1 generated, 5 not answered" in err
+    assert answer.is_file()
