@@ -3,7 +3,8 @@ that a later `pytest --apps-agent ...` (same agent, model and generations folder
 calling the agent again. `python -m pytest_apps diff OLD.json NEW.json`: compare two saved JSON reports
 as `--apps-baseline` does, without running anything.
 
-`generate` takes the same `--apps-*` options as the plugin (and reads no ini file), e.g.
+`generate` takes the same `--apps-*` options as the plugin and reads the same ini file a pytest run started in
+`--rootdir` (default: the current folder) reads (its `apps_*` options; the command line wins), e.g.
 
     python -m pytest_apps generate --apps-dataset sample --apps-agent pytest_apps.agents:openai_chat \\
         --apps-model gpt-4o-mini --apps-concurrency 8
@@ -18,7 +19,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from .core.settings import OPTIONS, OptionError, argparse_kwargs, resolve
+from .core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, rerun_args, resolve
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +72,8 @@ def diff(args: argparse.Namespace) -> int:
     else:
         lines = [f"report {args.new}", *baseline_lines(data)]
         lines += [gate.message] if gate else []
-        print("\n".join(lines + newly_failing_lines(data)))
+        rerun = rerun_args(Settings.from_dict(new.get("settings") or {}))
+        print("\n".join(lines + newly_failing_lines(data, rerun)))
     return 1 if gate is not None and not gate.passed else 0
 
 
@@ -83,18 +85,32 @@ def _progress(line: str) -> None:
     sys.stderr.flush()
 
 
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    """`generate`'s settings: its command line, then the ini file a pytest run started in `--rootdir` reads
+    (relative paths there from its folder, the path options' defaults in it), as the plugin resolves them."""
+    from .core.inifile import IniError, find_ini
+
+    try:
+        ini = find_ini(args.rootdir)
+    except IniError as exc:
+        raise OptionError(str(exc)) from None
+    kinds = {opt.dest: opt.kind for opt in OPTIONS}
+    return resolve(lambda name: getattr(args, name, None), lambda name: ini.get(name, kinds.get(name, "string")),
+                   args.rootdir, ini.folder, ini.folder or "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff(args)
-    from .candidates.generation import generate_for
+    from .candidates.generation import GenerationInterrupted, generate_for
     from .candidates.sources import CandidateError
     from .dataset import index
     from .dataset.rows import DatasetError
     from .engine.spec import selection_of
 
     try:
-        settings = resolve(lambda name: getattr(args, name, None), lambda name: None, args.rootdir)
+        settings = settings_from_args(args)
         if not settings.agent:
             raise OptionError("generate: give --apps-agent=module:callable")
         # the problems as the plugin selects them, through the same problem index (only their questions are used)
@@ -102,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                             settings.max_tests, sink=lambda problem, cases: None).parsed
         folder = settings.candidates_path
         stats = generate_for(settings, parsed.problems, folder, progress=_progress)
+    except GenerationInterrupted as exc:  # what was generated is kept: say what, and end as the signal asks
+        print(f"\n{exc}" if sys.stderr.isatty() else str(exc), file=sys.stderr)
+        return 128 + signal.Signals[exc.signame].value
     except (OptionError, CandidateError, DatasetError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -91,6 +91,39 @@ def test_generation_writes_once_and_records_failures(tmp_path: Path):
     assert (tmp_path / "ok.md").read_text() == "no code now"
 
 
+def test_a_generation_is_reused_only_under_the_key_that_made_it(tmp_path: Path):
+    """The cache key is everything that made a generation: the run's part (dataset, model, sampling), the
+    problem's content and prompt, the sample count; anything else asks the agent again."""
+    calls: list[str] = []
+
+    def agent(p):
+        calls.append(p.id)
+        n = int(p.options.get("samples") or 1)
+        texts = [f"{F}python\nprint({k})\n{F}" for k in range(n)]
+        return texts[0] if n == 1 else texts
+
+    apps = {"agent": "m:f", "dataset": "codeparrot/apps", "split": "test", "model": "m1", "temperature": None}
+    ps = [problem("7"), problem("8")]
+
+    def ask(problems=ps, made_by=apps, samples=1):
+        calls.clear()
+        stats = generate(problems, agent, tmp_path, options={"samples": samples}, made_by=made_by)
+        return sorted(calls), stats.reused
+
+    assert ask() == (["7", "8"], 0)
+    assert ask() == ([], 2)  # the same key: reused
+    assert ask(made_by={**apps, "dataset": "BAAI/TACO"}) == (["7", "8"], 0)  # the TACO problem with the same id
+    assert ask(made_by={**apps, "dataset": "BAAI/TACO"}) == ([], 2)
+    assert ask(made_by={**apps, "dataset": "BAAI/TACO", "temperature": 0.8}) == (["7", "8"], 0)
+    changed = [problem("7"), make_problem("8", index=1, question="Another question?\n")]
+    assert ask(changed, {**apps, "dataset": "BAAI/TACO", "temperature": 0.8}) == (["8"], 1)  # content changed
+    assert ask(changed, {**apps, "dataset": "BAAI/TACO", "temperature": 0.8}, samples=3) == (["7", "8"], 0)
+    assert sorted(p.name for p in (tmp_path / "8").iterdir()) == ["sample_0.md", "sample_1.md", "sample_2.md"]
+    # an answer without a key (written by hand, or by whatever made it before keys) is a new generation
+    (tmp_path / "9.md").write_text(f"{F}python\nprint(9)\n{F}")
+    assert ask([problem("9")]) == (["9"], 0)
+
+
 AGENT = '''
 import os, json
 ANSWERS = json.loads(os.environ["TEST_ANSWERS"])
@@ -140,6 +173,33 @@ def test_agent_run_generates_once_and_rerun_by_node_id_reuses(pytester: pytest.P
 
     run(pytester, *args, "--apps-regenerate")
     assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]
+
+
+def test_another_dataset_with_the_same_ids_asks_the_agent_again_and_the_header_counts_reuse(
+    pytester: pytest.Pytester, monkeypatch
+):
+    """An answer for problem 900001 of one dataset is never scored for problem 900001 of another (here the same
+    rows in a file of their own, whose identity differs), nor under another temperature."""
+    import pytest_apps
+
+    sols = sample_solutions()
+    monkeypatch.setenv("TEST_ANSWERS", json.dumps({"900001": f"{F}python\n{sols['900001']}{F}"}))
+    calls = pytester.path / "calls.txt"
+    monkeypatch.setenv("TEST_CALLS", str(calls))
+    pytester.makepyfile(myagent=AGENT)
+    rows = pytester.path / "rows.jsonl"
+    rows.write_text((Path(pytest_apps.__file__).parent / "data" / "sample.jsonl").read_text())
+    args = ("--apps-only=900001", "--apps-agent=myagent:solve")
+    first = run(pytester, "--apps-dataset=sample", *args)
+    first.stdout.fnmatch_lines(["apps: generations: 0 reused, 1 generated"])
+    again = run(pytester, "--apps-dataset=sample", *args)
+    again.stdout.fnmatch_lines(["apps: generations: 1 reused, 0 generated"])
+    assert calls.read_text().split() == ["900001"]
+    other = run(pytester, f"--apps-dataset={rows}", *args)
+    other.stdout.fnmatch_lines(["apps: generations: 0 reused, 1 generated"])
+    warmer = run(pytester, f"--apps-dataset={rows}", "--apps-temperature=0.7", *args)
+    warmer.stdout.fnmatch_lines(["apps: generations: 0 reused, 1 generated"])
+    assert calls.read_text().split() == ["900001"] * 3
 
 
 def test_bad_agent_is_a_usage_error(pytester: pytest.Pytester):
@@ -196,3 +256,29 @@ def test_a_failed_generation_reads_in_the_terminal_is_no_code_and_is_asked_again
     third = run(pytester, *args)
     assert sorted(calls.read_text().split()) == ["900001", "900001", "900003", "900003"]  # answers reused
     assert third.parseoutcomes()["failed"] == second.parseoutcomes()["failed"]
+
+
+def test_the_generate_step_reads_the_projects_ini_file(pytester: pytest.Pytester, monkeypatch):
+    """`python -m pytest_apps generate` in a project reads the `apps_*` options of its ini file, as pytest does,
+    and writes where the pytest run then reads: the run asks the agent for nothing."""
+    import subprocess
+    import sys
+
+    sols = sample_solutions()
+    monkeypatch.setenv("TEST_ANSWERS", json.dumps({"900001": f"{F}python\n{sols['900001']}{F}"}))
+    calls = pytester.path / "calls.txt"
+    monkeypatch.setenv("TEST_CALLS", str(calls))
+    pytester.makepyfile(myagent=AGENT)
+    pytester.makefile(".toml", pyproject="[tool.pytest.ini_options]\napps = true\napps_dataset = 'sample'\n"
+                                          "apps_only = ['900001']\napps_agent = 'myagent:solve'\n")
+    sub = pytester.path / "sub"
+    sub.mkdir()
+    done = subprocess.run([sys.executable, "-m", "pytest_apps", "generate"], cwd=sub, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "1 generated (0 failed), 0 reused" in done.stdout
+    assert (pytester.path / "apps-generations" / "myagent_solve" / "900001.md").is_file()
+    result = run(pytester)
+    result.stdout.fnmatch_lines(["apps: generations: 1 reused, 0 generated"])
+    result.assert_outcomes(passed=5)
+    assert calls.read_text().split() == ["900001"]

@@ -4,16 +4,19 @@ starts itself (a thread, stopped at the end, every socket with a timeout)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from conftest import make_problem, read_report, run
+from conftest import UNUSED_PLUGINS, make_problem, read_report, run
 
 from pytest_apps.candidates.generation import PythonExec, agent_problem
 from pytest_apps.candidates.openai_chat import ChatError, openai_chat
@@ -27,6 +30,8 @@ class FakeChat:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.fail_first = 0  # answer 503 to this many requests first (retries)
+        self.hang = threading.Event()  # set: a prompt without "two integers" waits until `release` is set
+        self.release = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.timeout = 5
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -55,6 +60,8 @@ class FakeChat:
                     self.end_headers()
                     return
                 prompt = body["messages"][0]["content"]
+                if fake.hang.is_set() and "two integers" not in prompt:
+                    fake.release.wait(60)  # a slow endpoint: the answer comes after the client gave up
                 text = (f"Here is my solution.\n{F}python\n{PROGRAM}{F}" if "two integers" in prompt
                         else "I am not sure.")
                 data = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": text}}]})
@@ -71,6 +78,7 @@ class FakeChat:
         return self
 
     def __exit__(self, *exc) -> None:
+        self.release.set()
         self.server.shutdown()
         self.server.server_close()
         self.thread.join(5)
@@ -122,7 +130,7 @@ def test_pytest_run_with_the_chat_agent(pytester: pytest.Pytester, chat: FakeCha
     assert report["problems"][1]["raw"] == "I am not sure."
     assert "sk-secret" not in json.dumps(report)
     folder = pytester.path / "apps-generations" / "pytest_apps.agents_openai_chat-m1"
-    assert sorted(p.name for p in folder.iterdir()) == ["900001.md", "900003.md"]
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith(".")) == ["900001.md", "900003.md"]
     assert len(chat.requests) == 2
     run(pytester, *args, "-n", "2")
     assert len(chat.requests) == 2  # the generations were reused
@@ -169,3 +177,92 @@ def test_an_unreachable_endpoint_is_named_in_the_terminal_and_asked_again(pytest
     with FakeChat() as chat:  # the endpoint is up now, at another address
         second = run(pytester, *args[:-1], f"--apps-base-url={chat.url}")
         assert len(chat.requests) == 1, second.stdout.str()[-2000:]
+
+
+def test_a_missing_model_is_one_line_before_anything_runs(pytester: pytest.Pytester, chat: FakeChat, monkeypatch):
+    monkeypatch.delenv("OPENAI_MODEL", raising=False)
+    result = run(pytester, "--apps-dataset=sample", "--apps-agent=pytest_apps.agents:openai_chat",
+                 f"--apps-base-url={chat.url}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --apps-agent=pytest_apps.agents:openai_chat: no model: give "
+                                 "--apps-model=NAME or set OPENAI_MODEL"])
+    assert chat.requests == [] and "no code" not in result.stdout.str()
+
+
+def test_an_endpoint_that_is_down_stops_the_step_after_a_few_identical_failures(pytester: pytest.Pytester):
+    """Six problems against a closed port: the first three fail alike, then the step stops with one line (not
+    six problems' retries with backoff), and the failures it saw are kept to be asked again."""
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    started = time.monotonic()
+    result = run(pytester, "--apps-dataset=sample", "--apps-agent=pytest_apps.agents:openai_chat",
+                 "--apps-model=m1", f"--apps-base-url={url}", "--apps-concurrency=1")
+    took = time.monotonic() - started
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: --apps-agent: generation stopped: the agent failed the same way for 3 problems in a row (ChatError: "
+        f"{url}/chat/completions: [[]Errno 111[]] Connection refused); 3 problems were not asked. Fix the cause*"])
+    assert took < 60, took  # three problems' retries (about 7 s each), not six
+    folder = pytester.path / "apps-generations" / "pytest_apps.agents_openai_chat-m1"
+    assert len(list(folder.glob("*.md"))) == 3
+
+
+def chat_run(chat: FakeChat) -> list[str]:
+    """A pytest command generating the sample's six problems with the chat agent, three calls at once (with
+    `chat.hang`, 900001's answer comes at once and the others' never)."""
+    return [sys.executable, "-m", "pytest", *UNUSED_PLUGINS, "-p", "no:cacheprovider", "--apps-dataset=sample",
+            "--apps-agent=pytest_apps.agents:openai_chat", "--apps-model=m1", f"--apps-base-url={chat.url}",
+            "--apps-concurrency=3"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_during_generation_ends_at_once_and_keeps_what_came(tmp_path: Path, chat: FakeChat, sig):
+    """Ctrl-C (SIGINT) or SIGTERM while requests hang (the agent's timeout is 600 s): the run ends within
+    seconds, says what was generated, and keeps it (the next run asks only for the rest)."""
+    chat.hang.set()
+    proc = subprocess.Popen(chat_run(chat), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        answer = tmp_path / "apps-generations" / "pytest_apps.agents_openai_chat-m1" / "900001.md"
+        deadline = time.monotonic() + 60
+        while not (answer.is_file() and len(chat.requests) >= 3) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert answer.is_file() and len(chat.requests) >= 3
+        signalled = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        took = time.monotonic() - signalled
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert took < 10, (took, out[-2000:])
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-2000:]
+    assert (f"apps: generation interrupted by {sig.name}: 0 reused, 1 generated, 5 not answered; what was generated "
+            "is kept in") in out
+    chat.hang.clear()
+    chat.requests.clear()
+    again = subprocess.run(chat_run(chat), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "apps: generations: 1 reused, 5 generated" in again.stdout, again.stdout[-2000:]
+    assert len(chat.requests) == 5
+
+
+def test_sigterm_to_the_generate_step_ends_it_at_once_with_what_it_kept(tmp_path: Path, chat: FakeChat):
+    chat.hang.set()
+    cmd = [sys.executable, "-m", "pytest_apps", "generate", "--rootdir", str(tmp_path), "--apps-dataset=sample",
+           "--apps-agent=pytest_apps.agents:openai_chat", "--apps-model=m1", f"--apps-base-url={chat.url}",
+           "--apps-concurrency=2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        answer = tmp_path / "apps-generations" / "pytest_apps.agents_openai_chat-m1" / "900001.md"
+        deadline = time.monotonic() + 60
+        while not (answer.is_file() and len(chat.requests) >= 2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "generation interrupted by SIGTERM: 0 reused, 1 generated, 5 not answered" in err
+    assert answer.is_file()

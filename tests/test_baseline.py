@@ -251,7 +251,7 @@ def test_markdown_summary_holds_the_headline_tiers_comparison_and_ids():
     assert "### Against the baseline" in text
     assert "| all | 2 | 50.00% (1/2) | 50.00% (1/2) | +0.00 points (" in text
     assert "**Newly failing (1)**: `1`" in text and "**Newly passing (1)**: `2`" in text
-    assert "```\nsolutions/1.py::test_0\n```" in text
+    assert "```\npytest --apps-limit=2 solutions/1.py::test_0\n```" in text  # as the run's rerun lines paste
     assert "Exact McNemar p = 1" in text
 
 

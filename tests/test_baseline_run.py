@@ -68,7 +68,8 @@ def test_a_run_against_its_baseline_lists_the_broken_and_the_fixed_problem(chang
     assert section[i + 2] == "verdicts changed: 1 newly failing, 1 newly passing; exact McNemar p = 1"
     assert ("  introductory: then 100.00% (2/2), now 50.00% (1/2): -50.00 points, 95% CI -90.5 to +27.3 points; "
             "1 newly failing, 0 newly passing") in section
-    assert section[-3:] == ["newly passing (1): 900005", "newly failing (1): 900001", "  solutions/900001.py::test_0"]
+    assert section[-3:] == ["newly passing (1): 900005", "newly failing (1): 900001",
+                            "  pytest --apps-dataset=sample --apps-html=reports/apps.html solutions/900001.py::test_0"]
 
     report = read_report(changed)
     assert list(report)[:8] == ["version", "run", "settings", "source", "summary", "isolation", "machine",
@@ -98,7 +99,7 @@ def test_exit_status_with_and_without_the_regression_gate(changed: pytest.Pytest
         "strict accuracy 83.33% meets --apps-fail-under 50%",
         "FAIL: 1 problem that passed in the baseline fails now (--apps-fail-on-regression)",
         "newly failing (1): 900001",
-        "  solutions/900001.py::test_0",
+        "  pytest --apps-dataset=sample solutions/900001.py::test_0",
     ]
     raw = "\n".join(gated.stdout.lines)
     assert re.search(r"\x1b\[1m[^\n]*newly failing \(1\): 900001", raw)  # printed last, in bold
@@ -184,7 +185,7 @@ def test_diff_compares_two_saved_reports_as_text_and_json(changed: pytest.Pytest
         "0 newly failing, 1 newly passing",
         "newly passing (1): 900005",
         "newly failing (1): 900001",
-        "  solutions/900001.py::test_0",
+        "  pytest --apps-dataset=sample solutions/900001.py::test_0",
     ]
     machine = diff(changed.path, "reports/base.json", "reports/apps-report.json", "--json")
     data = json.loads(machine.stdout)
@@ -193,7 +194,7 @@ def test_diff_compares_two_saved_reports_as_text_and_json(changed: pytest.Pytest
     assert gated.returncode == 1
     assert gated.stdout.splitlines()[-3:] == [
         "FAIL: 1 problem that passed in the baseline fails now (--apps-fail-on-regression)",
-        "newly failing (1): 900001", "  solutions/900001.py::test_0"]
+        "newly failing (1): 900001", "  pytest --apps-dataset=sample solutions/900001.py::test_0"]
     backwards = diff(changed.path, "reports/apps-report.json", "reports/base.json", "--apps-markdown", "d.md")
     assert backwards.returncode == 0 and "newly passing (1): 900001" in backwards.stdout
     assert "**Newly failing (1)**: `900005`" in (changed.path / "d.md").read_text()
@@ -239,3 +240,30 @@ def test_diff_into_a_closed_pipe_exits_quietly(changed: pytest.Pytester) -> None
     proc.stdout.close()  # `head` has read its lines and gone
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141 and err == ""
+
+
+def test_a_newly_failing_line_pastes_as_the_rerun_lines_do_and_never_imports_the_candidate(
+        sample_project: pytest.Pytester, baseline: bytes) -> None:
+    """Candidates in a folder of their own (not the default `solutions`): a bare node id pasted would have pytest
+    import the program as a test module. The line under "newly failing" (the run's and `diff`'s) carries the run's
+    options, and pasted as printed it reruns the case fenced, as an APPS item."""
+    import shlex
+
+    folder = sample_project.path
+    (folder / "reports").mkdir()
+    (folder / "reports" / "base.json").write_bytes(baseline)
+    shutil.move(folder / "solutions", folder / "cands")
+    (folder / "cands" / "900001.py").write_text(WRONG_SUM)
+    (folder / "reports" / "base.json").write_text(
+        (folder / "reports" / "base.json").read_text().replace("solutions/", "cands/"))
+    args = ("--apps-dataset=sample", "--apps-candidates=cands", "--apps-baseline=reports/base.json",
+            "--apps-baseline-any")
+    result = run(sample_project, *args)
+    printed = summary_section(result)[-1].strip()
+    assert printed == "pytest --apps-dataset=sample --apps-candidates=cands cands/900001.py::test_0"
+    from_diff = diff(folder, "reports/base.json", "reports/apps-report.json").stdout.splitlines()[-1].strip()
+    assert from_diff == printed
+    pasted = run(sample_project, *shlex.split(printed)[1:], "-v")
+    pasted.stdout.fnmatch_lines(["cands/900001.py::test_0 FAILED*", "*APPS problem 900001 test 0: wrong answer*"])
+    pasted.assert_outcomes(failed=1)  # (imported by pytest, the program would have failed to collect: no stdin)
+    assert "ERROR collecting" not in pasted.stdout.str()

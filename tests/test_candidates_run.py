@@ -115,3 +115,31 @@ def test_real_model_output_with_pass_at_k(pytester: pytest.Pytester, shared_data
     assert figures["pass_at_k"]["pass@1"] == figures["strict_accuracy"]
     problems = {p["id"]: p for p in read_report(pytester)["problems"]}
     assert problems["3177"]["samples_passed"] == 12
+
+
+def test_options_that_do_nothing_and_ids_of_no_problem_are_each_said_in_one_line(pytester: pytest.Pytester):
+    """The agent's options without an agent, --apps-samples on a generations file (every sample it holds is
+    scored), --apps-split on a single file, and records naming no problem of the data (an id the data does not
+    hold, a non-numeric one): one line each, naming it and what to do."""
+    write_gens(pytester.path / "gens.jsonl")
+    with open(pytester.path / "gens.jsonl", "a") as fh:
+        fh.write(json.dumps({"problem_id": "two", "code": "print(2)"}) + "\n")
+        fh.write(json.dumps({"problem_id": 7, "code": "print(7)"}) + "\n")
+    result = run(pytester, "--apps-dataset=sample", "--apps-split=train", "--apps-candidates=gens.jsonl", "-q",
+                 "--apps-samples=1", "--apps-model=m1", "--apps-temperature=0.2", "--apps-regenerate")
+    result.stdout.fnmatch_lines_random([
+        "--apps-split=train does not apply: sample is one file*; drop --apps-split*",
+        "--apps-model does not apply: there is no agent (--apps-agent) to generate programs; drop it, or give "
+        "--apps-agent=MODULE:CALLABLE",
+        "--apps-temperature does not apply: there is no agent*",
+        "--apps-regenerate does not apply: there is no agent*",
+        "--apps-samples=1 does not apply: gens.jsonl gives every sample it holds and all of them are scored; drop "
+        "it*",
+        "gens.jsonl: 2 records name no problem of the data ('two', '7') and are not scored; check their problem "
+        "ids against the dataset's",
+    ])
+    assert read_report(pytester)["problems"][0]["samples"] == 3  # all three samples scored, as the line says
+    # with a selection, only an id that cannot be the data's (not a number, where its ids are) is said
+    narrow = run(pytester, "--apps-dataset=sample", "--apps-only=900001", "--apps-candidates=gens.jsonl", "-q")
+    narrow.stdout.fnmatch_lines(["gens.jsonl: 1 record names no problem of the data ('two') and is not scored*"])
+    assert "does not apply" not in narrow.stdout.str()

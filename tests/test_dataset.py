@@ -213,6 +213,19 @@ def test_a_null_test_in_a_standard_input_row_skips_the_row_with_the_reason(side)
     assert parsed.reason == f"input_output: test 1's {side[:-1]} is null in a standard-input problem"
 
 
+@pytest.mark.parametrize("value, kind", [(7, "int"), ({"a": 1}, "dict"), (["1 2", 3], "list")])
+def test_a_standard_input_that_is_not_text_skips_the_row_with_the_reason(value, kind):
+    """A number or an object is not turned into text by guess: the row is skipped and counted, with why."""
+    io = {"inputs": ["1\n", value], "outputs": ["2\n", "4\n"]}
+    parsed = parse_row(make_row(5, input_output=json.dumps(io)), 3, max_tests=20)
+    assert isinstance(parsed, SkippedRow)
+    assert parsed.reason == (f"input_output: test 1's input is a {kind}, not text or a list of lines, in a "
+                             "standard-input problem")
+    lines = {"inputs": ["1\n", ["1 2", "3"]], "outputs": ["2\n", "4\n"]}  # a list of lines is text
+    problem, cases = parse_row(make_row(5, input_output=json.dumps(lines)), 3, max_tests=20)
+    assert problem.n_cases == 2 and cases.inputs[1] == ["1 2", "3"]
+
+
 def test_a_null_value_of_a_call_based_row_stays_a_json_value():
     io = {"inputs": [[None], [1]], "outputs": [None, 2], "fn_name": "f"}
     problem, cases = parse_row(make_row(5, input_output=json.dumps(io)), 3, max_tests=20)

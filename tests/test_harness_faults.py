@@ -151,6 +151,51 @@ def test_the_roll_up_keeps_a_harness_error_apart_from_the_programs_failures() ->
     assert summary.figures["unscored"] == 1 and summary.figures["incomplete"] == 0
 
 
+def test_an_unscored_problem_leaves_every_denominator_and_is_said_apart() -> None:
+    """Problem 1 has no verdict (a harness error): strict accuracy is 1 of the 2 scored problems, not 1 of 3, in
+    the JSON figures, the terminal, the Markdown and the HTML, and the baseline comparison leaves it out of the
+    pairs (never a newly failing problem)."""
+    from conftest import make_problem
+
+    from pytest_apps.report.comparison import compare
+    from pytest_apps.report.comparison_text import baseline_lines
+    from pytest_apps.report.html import render_html
+    from pytest_apps.report.markdown import markdown_text
+    from pytest_apps.report.rollup import document
+    from pytest_apps.report.terminal import summary_lines
+
+    problems = [make_problem("1", "interview", n=2), make_problem("2", "interview", n=2),
+                make_problem("3", "interview", n=2)]
+    files = {"1": "1.py", "2": "2.py", "3": "3.py"}
+
+    def doc(first: list[str]) -> dict:
+        records = [CaseRecord("1", 0, first[0]), CaseRecord("1", 1, first[1]), CaseRecord("2", 0, "wrong_answer"),
+                   CaseRecord("2", 1, "pass"), CaseRecord("3", 0, "pass"), CaseRecord("3", 1, "pass")]
+        summary = summarize(problems, files, [], records, {"missing_ids": [], "wall_time": 1.0})
+        return summary, document({"dataset": "d", "max_tests": 20, "timeout": 4}, {"dataset": "d", "split": "test"},
+                                 summary)
+
+    summary, now = doc(["pass", "harness_error"])
+    f = summary.figures
+    assert f["unscored_problems"] == ["1"] and f["problems"] == 2 and f["passed"] == 1
+    assert f["strict_accuracy"] == 0.5 and f["per_tier"]["interview"]["strict_accuracy"] == 0.5
+    assert f["strict_accuracy_with_code"] == 0.5 and f["pass_at_k"]["pass@1"] == 0.5
+    assert f["test_case_average"] == 0.75 and f["tests_run"] == 6  # the harness's case still counted as run
+    text = f["figure_texts"]["strict_accuracy"]
+    assert text.startswith("50.00% (1/2 problems; 1 unscored problem left out)"), text
+    lines = summary_lines(summary)
+    assert lines[0] == "strict accuracy: " + text
+    assert any(line.startswith("unscored problems (") and "left out of the scores): 1" in line for line in lines)
+    markdown = markdown_text(now)
+    assert "1 unscored problem left out" in markdown and "left out of the problems counted above: `1`" in markdown
+    assert "1 unscored, left out" in render_html(now)
+    _, then = doc(["pass", "pass"])
+    comparison = compare(then, now).to_dict()
+    assert comparison["problems"] == 2 and comparison["unscored"] == ["1"]
+    assert comparison["newly_failing"] == 0 and comparison["then"]["strict_accuracy"] == 0.5
+    assert "1 unscored in one of them (a harness error; left out): 1" in baseline_lines(comparison)[0]
+
+
 # ------------------------------------------------------------------------- the same, in a real pytest run at -n 2
 
 

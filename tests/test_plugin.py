@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import shlex
 import shutil
 
@@ -103,6 +104,29 @@ def test_pasted_ids_rerun_when_the_candidates_are_outside_the_rootdir(
     again.assert_outcomes(failed=1)
     run_section = read_report(broken_project)["run"]  # the one case ran; the others' records are carried
     assert run_section["executed"] == 1 and run_section["carried"] == 22 and len(run_section["rerun"]) == 1
+
+
+def test_node_ids_of_a_generations_file_outside_the_rootdir_name_it_and_paste(
+    broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """pytest names a file outside the rootdir relative to the argument it was found under: "" for the
+    generations file itself, so `::900001::test_0` and a JUnit classname `.900001`. The plugin names it relative
+    to the rootdir (`../<folder>/gens.jsonl::900001::test_0`), and such an id, pasted with the run's options
+    from where the run started, reruns that item alone."""
+    broken_project.makeini("[pytest]\n")
+    gens = tmp_path_factory.mktemp("outside") / "gens.jsonl"
+    gens.write_text(json.dumps({"problem_id": 900001, "code": BROKEN["900001"]}) + "\n")
+    base = ("--apps-dataset=sample", "--apps-only=900001,900002", f"--apps-candidates={gens}")
+    result = run(broken_project, *base, "-v", "--junitxml=j.xml")
+    shown = f"{os.path.relpath(gens, broken_project.path)}"
+    assert shown.startswith("../")
+    result.stdout.fnmatch_lines([f"{shown}::900001::test_0 FAILED*", f"{shown}::900002::no_code FAILED*"])
+    assert not [line for line in result.stdout.lines if line.startswith("::")]
+    classes = {classname for classname, _ in junit_outcomes(broken_project.path / "j.xml")}
+    assert classes == {shown.replace("/", ".") + ".900001", shown.replace("/", ".") + ".900002"}
+    again = run(broken_project, *base, f"{shown}::900001::test_2", "-v")
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*gens.jsonl::900001::test_2 FAILED*"])
 
 
 @pytest.mark.interfaces

@@ -45,11 +45,13 @@ def test_file_ids_follow_pytests_rules(tmp_path: Path) -> None:
     root, elsewhere = tmp_path / "project", tmp_path / "gens"
     inside = nodeids.file_ids(str(root / "solutions" / "7.py"), root, root, [root / "solutions"])
     assert inside == FileIds("solutions/7.py", "7.py", ("solutions",), "solutions/7.py", "solutions/7.py")
-    # outside the rootdir: relative to the argument it is found under, "" when it is the argument
+    # outside the rootdir: named relative to the rootdir all the same (pytest's own name, relative to the argument
+    # it is found under, is "" for the argument itself: `::7::test_0`, which cannot be pasted); -k still matches
+    # the folders below the argument
     under = nodeids.file_ids(str(elsewhere / "a" / "7.py"), root, root, [elsewhere])
-    assert under == FileIds("a/7.py", "7.py", ("a",), "../gens/a/7.py", "../gens/a/7.py")
+    assert under == FileIds("../gens/a/7.py", "7.py", ("a",), "../gens/a/7.py", "../gens/a/7.py")
     assert nodeids.file_ids(str(elsewhere / "g.jsonl"), root, root / "solutions", [elsewhere / "g.jsonl"]) == (
-        FileIds("", "g.jsonl", (), "../gens/g.jsonl", "../../gens/g.jsonl"))
+        FileIds("../gens/g.jsonl", "g.jsonl", (), "../gens/g.jsonl", "../../gens/g.jsonl"))
     assert nodeids.file_ids(str(elsewhere / "g.jsonl"), root, root, [root]) is None
 
 

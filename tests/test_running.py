@@ -3,6 +3,7 @@ benchmark run inside this checkout (docs/running.md). Real pytest subprocesses, 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -130,7 +131,8 @@ def test_a_path_option_written_with_a_space_keeps_the_projects_rootdir_and_ini(
                                      "apps: 2 problems (limit 2), first 1 test per problem*"])
         passed = sorted(line.split()[-1] if line.startswith("[gw") else line.split()[0]
                         for line in result.stdout.lines if "PASSED" in line)  # -v: from the ini's addopts
-        assert passed == ["900001.py::test_0", "900002.py::test_0"], (name, passed)
+        outside = Path(os.path.relpath(data / "cands", pytester.path)).as_posix()  # named from the rootdir
+        assert passed == [f"{outside}/900001.py::test_0", f"{outside}/900002.py::test_0"], (name, passed)
         assert "PytestConfigWarning" not in result.stdout.str(), name
     assert not (data / ".pytest_cache").exists() and (pytester.path / ".pytest_cache").is_dir()
 
@@ -242,3 +244,31 @@ def test_ini_paths_are_relative_to_the_ini_file_and_command_line_paths_to_where_
     assert [p["id"] for p in report["problems"]] == ["900001"]
     assert (pytester.path / "recs").is_dir() and (sub / "summary.md").is_file()
     assert not (sub / "out").exists() and not (sub / "recs").exists() and not (pytester.path / "summary.md").exists()
+
+
+def test_a_run_from_a_subfolder_reads_and_writes_the_projects_files(sample_project: pytest.Pytester) -> None:
+    """With an ini file, the path options left at their defaults (the candidates, the report, the records) lie in
+    the project's folder, wherever in it the run starts; a value given on the command line is still taken
+    from where the run started."""
+    from conftest import run_in
+
+    sample_project.makeini("[pytest]\napps = true\napps_dataset = sample\n")
+    sub = sample_project.path / "sub" / "deeper"
+    sub.mkdir(parents=True)
+    done = run_in(sub, "-q", "--apps-only=900001")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (sample_project.path / "reports" / "apps-report.json").is_file()
+    assert (sample_project.path / ".apps-records").is_dir()
+    assert not (sub / "reports").exists() and not (sub / ".apps-records").exists()
+    given = run_in(sub, "-q", "--apps-only=900001", "--apps-report=mine.json")
+    assert given.returncode == 0 and (sub / "mine.json").is_file()
+
+
+def test_collect_only_prints_no_run_summary_and_writes_no_report(sample_project: pytest.Pytester) -> None:
+    result = run(sample_project, "--apps-dataset=sample", "--collect-only", "-q", "--apps-markdown=r.md")
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "solutions/900001.py::test_0" in out
+    assert "APPS summary" not in out and "never ran" not in out and "without a verdict" not in out
+    written = [p for p in sample_project.path.rglob("*") if p.is_file() and p.parent.name == "reports"]
+    assert written == [] and not (sample_project.path / "r.md").exists()

@@ -86,6 +86,12 @@ def message_text(answer: dict[str, Any], url: str) -> str:
     return content or ""
 
 
+def check_options(options: dict[str, Any]) -> None:
+    """Raises ChatError for options no request can be made with (no model): called once, before any problem
+    is asked (the plugin calls an agent's `check_options` attribute when it has one)."""
+    chat_settings(options)
+
+
 def openai_chat(problem: AgentProblem) -> str | list[str]:
     """One user message holding the APPS prompt; one request per sample. Returns the model's text."""
     s = chat_settings(problem.options)
@@ -96,3 +102,6 @@ def openai_chat(problem: AgentProblem) -> str | list[str]:
         message_text(post_json(s["url"], body, s["key"], s["timeout"]), s["url"]) for _ in range(s["samples"])
     ]
     return texts[0] if len(texts) == 1 else texts
+
+
+openai_chat.check_options = check_options  # type: ignore[attr-defined]

@@ -83,9 +83,11 @@ class Candidate:
 
 
 def load_candidates(
-    path: Path, problems: Sequence[Problem | str], select: str = "all"
+    path: Path, problems: Sequence[Problem | str], select: str = "all", unused: list[str] | None = None
 ) -> dict[str, list[Candidate]]:
-    """The candidates for the given problems (in dataset order); a problem with none is absent.
+    """The candidates for the given problems (in dataset order); a problem with none is absent. The ids of a
+    generations file's records that name none of the problems are appended to `unused` (once each, in the
+    file's order), for the run to count and say.
 
     `problems` may be plain ids, except for a list-of-lists file, whose positions need the rows' indices.
     """
@@ -98,7 +100,7 @@ def load_candidates(
             "a .jsonl/.json generations file, or 'reference'"
         )
     elif path.suffix.lower() in (".jsonl", ".json"):
-        found = _from_records_file(path, problems)
+        found = _from_records_file(path, problems, unused)
     else:
         raise CandidateError(
             f"--apps-candidates: {path} is neither a folder nor a .jsonl/.json file; give a folder of "
@@ -161,7 +163,8 @@ def _read(file: Path) -> str:
 # -- JSONL / JSON generation files ------------------------------------------------------------------
 
 
-def _from_records_file(path: Path, problems: Sequence[Problem | str]) -> dict[str, list[Candidate]]:
+def _from_records_file(path: Path, problems: Sequence[Problem | str],
+                       unused: list[str] | None = None) -> dict[str, list[Candidate]]:
     wanted = _ids(problems)
     where = str(path.resolve())
     origin = "jsonl" if path.suffix.lower() == ".jsonl" else "json"
@@ -171,8 +174,11 @@ def _from_records_file(path: Path, problems: Sequence[Problem | str]) -> dict[st
     def add(pid: str, items: list[tuple[str | None, str | None]]) -> None:
         if pid in wanted_set:
             programs.setdefault(pid, []).extend(items)
+        elif unused is not None and pid not in unused_set:
+            unused_set.add(pid)
+            unused.append(pid)
 
-    wanted_set = set(wanted)
+    wanted_set, unused_set = set(wanted), set(unused or ())
     if origin == "jsonl":
         for lineno, line in enumerate(text.splitlines(), 1):
             if not line.strip():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import os
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -106,7 +107,9 @@ def option(default: Any, help: str, kind: str = "str", metavar: str | None = Non
 @dataclass(frozen=True)
 class Settings:
     """The resolved settings of a run. Every field up to `resume` is an option, declared here once (`option`);
-    the last three say where the run started, which options the ini file gave, and what plugins added."""
+    the last four say where the run started, the project's folder (pytest's rootdir, where a path option left
+    at its default lies, so that a run started in a subfolder reads and writes the same files), which options
+    the ini file gave, and what plugins added."""
 
     dataset: str = option(DEFAULT_DATASET,
         "APPS rows: a hub id (owner/name, or owner/name/<folder> for one folder of the repository, "
@@ -262,6 +265,7 @@ class Settings:
         "programs that changed); the others are reported from their records. A borderline record always "
         "runs again.", kind="bool")
     rootdir: str = "."
+    project: str = ""  # pytest's rootdir: the folder of the path options' defaults ("": `rootdir`)
     from_ini: tuple[str, ...] = ()  # the options (names without --apps-) whose value the ini file gave
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -283,15 +287,28 @@ class Settings:
         p = Path(value).expanduser()
         return p if p.is_absolute() else Path(self.rootdir) / p
 
+    def option_path(self, name: str) -> Path:
+        """Path option `name`'s path: a value given, from where the run started (`path`); the default, in the
+        project's folder (`project`), wherever in the project the run started."""
+        value = getattr(self, name.replace("-", "_"))
+        default = next(opt.default for opt in OPTIONS if opt.name == name)
+        if value == default and self.project and name not in self.from_ini:
+            return Path(self.project) / value
+        return self.path(value)
+
+    @property
+    def generations_path(self) -> Path:
+        return self.option_path("generations")
+
     @property
     def candidates_path(self) -> Path:
         """Where candidates are read from (and collection starts): an agent's generations folder, the
         reference folder, or the --apps-candidates path."""
         if self.agent:
-            return self.path(self.generations) / _slug(self.agent + (f"-{self.model}" if self.model else ""))
+            return self.generations_path / _slug(self.agent + (f"-{self.model}" if self.model else ""))
         if self.candidates == "reference":
-            return self.path(self.generations) / "reference"
-        return self.path(self.candidates)
+            return self.generations_path / "reference"
+        return self.option_path("candidates")
 
     @property
     def time_limit(self) -> float:
@@ -300,12 +317,12 @@ class Settings:
 
     @property
     def report_path(self) -> Path:
-        return self.path(self.report)
+        return self.option_path("report")
 
     @property
     def records_path(self) -> Path | None:
         """The record store's folder; None with `--apps-records off`."""
-        return None if self.records == "off" else self.path(self.records)
+        return None if self.records == "off" else self.option_path("records")
 
     def dataset_ref(self) -> str:
         """The dataset as the loader wants it: a local path resolved against rootdir, else the name."""
@@ -380,9 +397,10 @@ def ini_path(name: str, value: str, ini_dir: str | os.PathLike[str], started_in:
 
 
 def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str,
-            ini_dir: str | os.PathLike[str] | None = None) -> Settings:
+            ini_dir: str | os.PathLike[str] | None = None, project: str | os.PathLike[str] = "") -> Settings:
     """Command line wins over ini, ini over the default; every value is checked here, once. A relative path
-    the ini file (in `ini_dir`) gives is taken from that folder (`ini_path`)."""
+    the ini file (in `ini_dir`) gives is taken from that folder (`ini_path`); a path option's default lies in
+    `project` (pytest's rootdir), when given."""
     values: dict[str, Any] = {}
     from_ini: list[str] = []
     for opt in OPTIONS:
@@ -404,7 +422,7 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
     def named(name: str) -> str:  # a value the ini file gave is named by its ini key, as the user wrote it
         return f"ini option apps_{name.replace('-', '_')}" if name in given_in_ini else flag_of(name)
 
-    return _checked(values, named, rootdir=rootdir, from_ini=tuple(from_ini))
+    return _checked(values, named, rootdir=rootdir, from_ini=tuple(from_ini), project=str(project or ""))
 
 
 def flag_of(name: str) -> str:
@@ -614,3 +632,16 @@ def rerun_args(settings: Settings) -> list[str]:
             values = [f"{value:g}" if isinstance(value, float) else str(value)]
         args.extend(f"{opt.flag}={v}" for v in values)
     return args
+
+
+def rerun_command(args: Sequence[str], nodeid: str) -> str:
+    """The command that reruns a case of a run whose rerun options (`rerun_args`) are `args`: every printed rerun
+    line is made here, so that each pastes the same way (with the run's options, so the candidates are never
+    collected as the project's own tests)."""
+    return shlex.join(["pytest", *args, nodeid])
+
+
+def paste_line(args: Sequence[str], nodeid: str) -> str:
+    """A node id listed for pasting: the command that reruns it (`rerun_command`), or the node id alone when the
+    run needs no option beyond it (pasted alone, it reruns the same)."""
+    return rerun_command(args, nodeid) if args else nodeid

@@ -121,7 +121,16 @@ def decode_input_output(raw: Any) -> tuple[list, list, str | None] | str:
             at = next((i for i, value in enumerate(values) if value is None), None)
             if at is not None:
                 return f"input_output: test {at}'s {side} is null in a standard-input problem"
+        at = next((i for i, value in enumerate(inputs) if not is_stdin_text(value)), None)
+        if at is not None:  # text, or a list of lines; a number or an object is not turned into text by guess
+            return (f"input_output: test {at}'s input is a {type(inputs[at]).__name__}, not text or a list of "
+                    "lines, in a standard-input problem")
     return inputs, outputs, (str(fn_name) if fn_name else None)
+
+
+def is_stdin_text(value: Any) -> bool:
+    """Whether a standard-input test's input is text, or a list of lines (as APPS sometimes stores it)."""
+    return isinstance(value, str) or (isinstance(value, list) and all(isinstance(x, str) for x in value))
 
 
 def make_problem(pid: str, index: int, difficulty: str, question: Any, starter_code: str, fn_name: str | None,

@@ -55,8 +55,9 @@ from .problems import (
 )
 from .rows import Source
 
-FORMAT = 4  # 2: problems carry TACO tags, skills and row limits; 3: a TACO row without a tier is UNKNOWN_DIFFICULTY;
-# 4: a standard-input row with a null test is skipped
+FORMAT = 6  # 2: problems carry TACO tags, skills and row limits; 3: a TACO row without a tier is UNKNOWN_DIFFICULTY;
+# 4: a standard-input row with a null test is skipped; 5: so is one with an input that is not text or lines;
+# 6: so is a row holding a lone surrogate, and rows are read through the dataset table
 INDEX_FILE = "index.json"
 CACHED, BUILT, NONE = "cached", "built", "none"
 _LEFTOVER_AGE_S = 6 * 3600  # a temporary folder this old is a crashed build's: swept by the next build

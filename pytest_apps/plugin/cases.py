@@ -41,12 +41,17 @@ class CasePlugin:
             return collected
         # Only our collector may take a candidate file: pytest's python plugin would import a
         # candidate `.py` named on the command line, running candidate code inside pytest.
-        return [CandidateFile.from_parent(parent, path=file_path, entries=entries)]
+        outside = nodeids.outside_nodeid(file_path, self.config.rootpath)  # pytest would name it `::7::test_0`
+        named = {} if outside is None else {"nodeid": outside}
+        return [CandidateFile.from_parent(parent, path=file_path, entries=entries, **named)]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
         entries = self.files.get(str(path.resolve()))  # the candidates' folder: its problems without code
-        return None if entries is None else CandidateDir.from_parent(parent, path=path, entries=entries)
+        if entries is None:
+            return None
+        return CandidateDir.from_parent(parent, path=path, entries=entries,
+                                        nodeid=nodeids.outside_nodeid(path, self.config.rootpath))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:

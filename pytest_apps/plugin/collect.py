@@ -28,7 +28,7 @@ from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
 from ..core.outcome import GENERATION_FAILED, NO_CODE, PASS
 from ..core.record import NO_CASE, CaseRecord
-from ..core.settings import rerun_args
+from ..core.settings import rerun_args, rerun_command
 from ..dataset.problems import Problem, case_order
 from ..engine.confirm import confirm_case
 from ..engine.failtext import case_failure_text, case_title
@@ -92,8 +92,11 @@ class CandidateDir(pytest.Dir):
 
     @classmethod
     def from_parent(cls, parent: pytest.Collector, *, path: Path,  # type: ignore[override]
-                    entries: list[tuple[Problem, list[Candidate]]]) -> CandidateDir:
-        node = super().from_parent(parent, path=path)  # (pytest's Dir takes no other keyword)
+                    entries: list[tuple[Problem, list[Candidate]]], nodeid: str | None = None) -> CandidateDir:
+        """`nodeid`: the folder's, when it lies outside the rootdir (nodeids.outside_nodeid); pytest's `Dir` takes
+        no keyword beside `path`, so the node is made as its base class, a file-system collector, makes one."""
+        named = {} if nodeid is None else {"nodeid": nodeid}
+        node = super(pytest.Dir, cls).from_parent(parent, path=path, **named)
         node.entries = entries
         return node
 
@@ -222,7 +225,7 @@ class CaseItem(pytest.Item):
             state.note_failure(self.key, self.nodeid)
             case_file = self.write_case_files(state)
             title = case_title(self.problem.id, self.index, self.candidate.sample_name)
-            rerun = shlex.join(["pytest", *rerun_args(state.settings), self.rerun_id()])
+            rerun = rerun_command(rerun_args(state.settings), self.rerun_id())
             raise CaseFailed(case_failure_text(self.result, title, rerun, case_file))
 
     def write_case_files(self, state: RunState) -> Path | None:
@@ -306,11 +309,11 @@ class NoCodeItem(pytest.Item):
             rerun_id=rerun,
         ).to_json()))
         if Path(state.plan.home).suffix.lower() in (".jsonl", ".json"):  # a generations file
-            todo = f"add its program to {home}, then run: " + shlex.join(
-                ["pytest", *rerun_args(state.settings), f"{home}::{self.problem.id}"])
+            todo = f"add its program to {home}, then run: " + rerun_command(
+                rerun_args(state.settings), f"{home}::{self.problem.id}")
         else:
             program = os.path.join(home, f"{self.problem.id}.py")
-            todo = f"write {program}, then run: " + shlex.join(["pytest", *rerun_args(state.settings), program])
+            todo = f"write {program}, then run: " + rerun_command(rerun_args(state.settings), program)
         raise CaseFailed(f"APPS problem {self.problem.id}: no code ({home} holds no program for it; {tests})\n{todo}")
 
     def _no_code_in_candidate(self, state: RunState, rerun: str, home: str, tests: str) -> None:
@@ -328,8 +331,8 @@ class NoCodeItem(pytest.Item):
         if cand.no_code.startswith(GENERATION_FAILED):
             todo = "the next run asks the agent again: " + shlex.join(["pytest", *rerun_args(state.settings)])
         else:  # once the program is there, its tests have the node ids above this item's
-            todo = f"put a program in {home}, then run: " + shlex.join(
-                ["pytest", *rerun_args(state.settings), rerun.rsplit("::", 1)[0]])
+            todo = f"put a program in {home}, then run: " + rerun_command(
+                rerun_args(state.settings), rerun.rsplit("::", 1)[0])
         raise CaseFailed(f"APPS problem {self.problem.id}: no code ({why}; {tests})\n{todo}")
 
     def teardown(self) -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from ..core.record import CaseRecord
 from ..core.writing import written_in_place
+from ..core.settings import rerun_args
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
@@ -185,9 +186,10 @@ class ControllerPlugin(RunPlugin):
     @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
     def pytest_sessionfinish_run(self, session: pytest.Session) -> None:
         """Before --junitxml writes its file: how the run went (interrupted? cases without a result?), with
-        the records of cases this run did not run taken from the store."""
+        the records of cases this run did not run taken from the store. `--collect-only` runs nothing: no run,
+        no summary, no report."""
         self.finishing = True
-        if self.nothing_to_report(session):
+        if session.config.option.collectonly or self.nothing_to_report(session):
             return
         if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
             self.state.ask_speed()
@@ -217,7 +219,7 @@ class ControllerPlugin(RunPlugin):
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self.run is None:  # (nothing_to_report: no report, no summary)
+        if self.run is None:  # (--collect-only, or nothing_to_report: no report, no summary)
             self.state.close(wait=False)
             return
         self.state.isolation()  # for the report; asked before the executor is closed
@@ -257,7 +259,7 @@ class ControllerPlugin(RunPlugin):
             if gate is not None:
                 terminalreporter.write_line(gate.message, bold=True, red=not gate.passed)
         if self.comparison is not None:  # last: what a regression gate failed on, ready to paste
-            for line in newly_failing_lines(self.comparison):
+            for line in newly_failing_lines(self.comparison, rerun_args(self.state.settings)):
                 terminalreporter.write_line(line, bold=self.regression is not None,
                                             red=bool(self.regression and not self.regression.passed))
 

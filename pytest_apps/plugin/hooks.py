@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from .early import correct_setup
-from .options import REMOTE_KEY, add_options, candidate_sources, dormant_line, ini_folder, is_active, lies_in
+from .options import (REMOTE_KEY, add_options, candidate_sources, dormant_line, ini_folder, is_active, lies_in,
+                      project_folder)
 
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
@@ -50,7 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     started_in = str(config.invocation_params.dir)
     # where candidate code lies (this machine's paths; a remote worker collects from the plan instead)
     sources = [] if REMOTE_KEY in worker else candidate_sources(config.getoption, config.getini, started_in,
-                                                                ini_folder(config))
+                                                                ini_folder(config), project_folder(config))
     config.stash[SOURCES_KEY] = sources
     given = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
     if not (REMOTE_KEY in worker or is_active(config.getoption, config.getini, given, sources, started_in)):

@@ -5,8 +5,11 @@ items must still carry the node ids a local run gives them, since xdist, `-k`, `
 the rerun commands all go by node id. The controller works them out here, with pytest's rules
 (`_pytest.nodes.FSCollector`, `_pytest.main.Session.collect`):
 
-- a file's node id is its path relative to the rootdir; outside the rootdir, relative to the command-line
-  argument it was found under ("" when it is that argument);
+- a file's node id is its path relative to the rootdir; outside the rootdir, where pytest would name it
+  relative to the command-line argument it was found under ("" when it is that argument: `::7::test_0`, which
+  cannot be pasted), the plugin names it relative to the rootdir all the same, `..` included
+  (`../gens.jsonl::7::test_0`), as report locations do: pasted where the run started from the rootdir, it
+  selects that item (`outside_nodeid`);
 - `-k` matches, besides the file's name, the names of the folders between the top folder of the collection
   (which is left out) and the file: the folders of that same relative path;
 - a report's location names the file relative to the rootdir (`..` included);
@@ -65,18 +68,27 @@ def file_ids(file: str, rootdir: Path, invocation_dir: Path, initial: Sequence[P
     path = Path(os.path.abspath(file))
     rootdir = Path(os.path.abspath(rootdir))
     try:
-        nodeid: str | None = path.relative_to(rootdir).as_posix()
+        under: str | None = path.relative_to(rootdir).as_posix()
     except ValueError:
-        nodeid = _relative_to_initial(path, set(initial))
-    if nodeid is None:
+        under = _relative_to_initial(path, set(initial))
+    if under is None:
         return None
     return FileIds(
-        nodeid=nodeid,
+        nodeid=outside_nodeid(path, rootdir) or under,
         name=path.name,
-        folders=tuple(nodeid.split("/")[:-1]),
+        folders=tuple(under.split("/")[:-1]),
         location=Path(os.path.relpath(path, rootdir)).as_posix(),
         shown=os.path.relpath(path, invocation_dir),
     )
+
+
+def outside_nodeid(path: str | os.PathLike[str], rootdir: str | os.PathLike[str]) -> str | None:
+    """The node id the plugin gives a candidate file or folder outside the rootdir: its path relative to the
+    rootdir (`../gens/g.jsonl`); None for one inside the rootdir, which pytest names itself."""
+    path, rootdir = Path(os.path.abspath(path)), Path(os.path.abspath(rootdir))
+    if path == rootdir or rootdir in path.parents:
+        return None
+    return Path(os.path.relpath(path, rootdir)).as_posix()
 
 
 def _relative_to_initial(path: Path, initial: set[Path]) -> str | None:

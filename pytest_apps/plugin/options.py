@@ -82,18 +82,18 @@ def _given(getini: Callable[[str], Any], dest: str) -> bool:
 
 
 def candidate_sources(getoption: Callable[[str], Any], getini: Callable[[str], Any], started_in: str,
-                      ini_dir: str | Path | None = None) -> list[Path]:
+                      ini_dir: str | Path | None = None, project: str | Path = "") -> list[Path]:
     """Where the programs of a run with these options would come from: the candidates source (a folder or a
     generations file; the default `solutions`) and the generations folder, as absolute paths. Candidate code
     lies there, so pytest's Python collector must never import a file of theirs, the plugin active or not.
     A folder that holds where pytest started (`--apps-candidates=.`) is left out: it is the project itself."""
     try:
-        settings = resolve(getoption, checked_ini(getini), started_in, ini_dir)
+        settings = resolve(getoption, checked_ini(getini), started_in, ini_dir, project)
     except OptionError:  # the run itself says so when it is active; dormant, the defaults
-        settings = Settings(rootdir=started_in)
+        settings = Settings(rootdir=started_in, project=str(project or ""))
     here = _absolute(started_in)
     out: list[Path] = []
-    for path in (settings.candidates_path, settings.path(settings.generations)):
+    for path in (settings.candidates_path, settings.generations_path):
         for form in (_absolute(path), _absolute(path).resolve()):  # as given, and with links followed
             if form not in out and not (form == here or form in here.parents):
                 out.append(form)
@@ -111,6 +111,13 @@ def lies_in(arg: str | Path, sources: Sequence[Path], started_in: str | Path = "
 
 def _absolute(path: str | Path) -> Path:
     return Path(os.path.abspath(os.path.expanduser(path)))
+
+
+def project_folder(config: Any) -> str:
+    """Where the path options' defaults lie: the rootdir of a project with an ini file (its folder, wherever in it
+    the run started); "" without one (pytest's rootdir then depends on the arguments: the defaults are taken
+    from where the run started)."""
+    return "" if config.inipath is None else str(config.rootpath)
 
 
 def ini_folder(config: Any) -> Path | None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from ..candidates.origins import PROVIDED, Provider, candidates_for, provided_folder
+from ..candidates.origins import PROVIDED, Provider, candidates_for, option_warnings, provided_folder
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
 from ..core.settings import Settings
@@ -57,6 +57,8 @@ class Plan:
     cases_dir: Path | None = None  # the cached index's case files; None: the plan folder's own
     checker_code: dict[str, str] = field(default_factory=dict)  # problem id -> checker text (pytest_apps_checker)
     home: str = ""  # the candidates' folder or file (absolute): where a problem without a program is collected
+    notes: list[str] = field(default_factory=list)  # header lines: what the candidates' step did (generations)
+    warnings: list[str] = field(default_factory=list)  # one line per option or input the run went on without
     _by_id: dict[str, Problem] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -156,7 +158,10 @@ def _build_plan(settings: Settings, folder: Path, progress: Callable[[str], None
             parsed.problems, special, checkers.problem_ids if checkers is not None else ())
         parsed.skipped.extend(left_out)
     # An agent generates here: on the controller, before any xdist worker starts (invariant 7).
-    candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide)
+    notes: list[str] = []
+    warnings = option_warnings(settings, loaded.source_dict())
+    candidates = candidates_for(settings, parsed.problems, parsed.solutions, progress=progress, provide=provide,
+                                notes=notes, warnings=warnings)
     candidates = {pid: [refuse_non_unicode(c) for c in cs] for pid, cs in candidates.items()}
     plan = Plan(
         folder=folder,
@@ -169,6 +174,8 @@ def _build_plan(settings: Settings, folder: Path, progress: Callable[[str], None
         cases_dir=loaded.cases_dir,
         checker_code=provided_checkers(checker, parsed.problems) if checker is not None else {},
         home=str(settings.candidates_path.resolve()),
+        notes=notes,
+        warnings=warnings,
     )
     _write_json(folder / PLAN_FILE, plan_data(plan))
     return plan
@@ -304,6 +311,8 @@ def plan_data(plan: Plan, full: bool = True) -> dict[str, Any]:
         "cases_dir": None if plan.cases_dir is None else str(plan.cases_dir),
         "checker_code": plan.checker_code,
         "home": plan.home,
+        "notes": plan.notes,
+        "warnings": plan.warnings,
     }
 
 
@@ -325,6 +334,8 @@ def plan_from_data(folder: Path, data: dict[str, Any]) -> Plan:
         cases_dir=Path(data["cases_dir"]) if data.get("cases_dir") else None,
         checker_code=dict(data.get("checker_code") or {}),
         home=data.get("home", ""),
+        notes=list(data.get("notes") or []),
+        warnings=list(data.get("warnings") or []),
     )
 
 

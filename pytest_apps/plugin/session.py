@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..candidates.generation import GenerationInterrupted
 from ..candidates.sources import CandidateError
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
@@ -27,7 +28,7 @@ from .base import RunPlugin
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CasePlugin, RemoteCasePlugin
 from .cpus import available_cpus, xdist_workers
-from .options import REMOTE_KEY, checked_ini, ini_folder
+from .options import REMOTE_KEY, checked_ini, ini_folder, project_folder
 from .outputs import ReportLock, check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan
 from .progress import progress_printer
@@ -141,8 +142,9 @@ def settings_of(config: pytest.Config) -> Settings:
         # Relative paths are taken from where pytest was started (as --junitxml does), not the rootdir,
         # which pytest may place elsewhere (e.g. above a dataset path given as an option); the ini file's
         # from its folder, as pytest's own path settings.
+        # A path option left at its default lies in the project's folder (`project_folder`).
         return resolve(config.getoption, checked_ini(config.getini), str(config.invocation_params.dir),
-                       ini_folder(config))
+                       ini_folder(config), project_folder(config))
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -179,6 +181,8 @@ def controller_plan(config: pytest.Config, settings: Settings) -> Plan:
     try:
         return build_plan(settings, progress=progress_printer(config), provide=implemented(config, "candidates"),
                           checker=implemented(config, "checker"))
+    except GenerationInterrupted as exc:  # what was generated is kept; said in one line, as an interrupt
+        pytest.exit(f"apps: {exc}", returncode=pytest.ExitCode.INTERRUPTED)
     except (DatasetError, CandidateError, HookError, SpecialJudgeError) as exc:
         raise pytest.UsageError(str(exc)) from None
 

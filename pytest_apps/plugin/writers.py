@@ -105,7 +105,7 @@ def header_lines(state: RunState) -> list[str]:
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
         f"apps: judge {s.judge}: {DESCRIPTIONS[s.judge]}" + _checkers_text(state),
     ]
-    return lines
+    return lines + [f"apps: {note}" for note in plan.notes]
 
 
 def added_header_lines(answers: Iterable[str | list[str] | None]) -> list[str]:
@@ -121,8 +121,7 @@ def bad_input_lines(state: RunState) -> list[str]:
     """One line for each bad input the run went on without: an option that did not apply, a skipped row, a
     problem whose tests cannot be used."""
     plan = state.plan
-    ignored = ignored_split(plan.source["dataset"], plan.source["split"], state.settings.split)
-    return ([ignored] if ignored else []) + row_lines(plan.problems, plan.skipped, plan.source["dataset"])
+    return plan.warnings + row_lines(plan.problems, plan.skipped, plan.source["dataset"])
 
 
 def timing_text(state: RunState) -> str:

@@ -4,7 +4,8 @@ Shared by the plugin (`--apps-baseline`, which compares the run's own document w
 `python -m pytest_apps diff OLD.json NEW.json` (two saved reports).
 
 - **Which problems.** Those both runs selected (by problem id), in the newer run's order. Problems in only
-  one of them are counted and named, never dropped silently.
+  one of them are counted and named, never dropped silently. A problem unscored in either run (a harness
+  error: no verdict) is left out of the pairs, and named apart.
 - **Per problem.** "pass" or not (any other verdict: fail, no code, broken, incomplete), as strict accuracy
   counts it; with several samples also the score (the share of passing samples).
 - **Figures.** Strict accuracy then and now over the common problems, the difference with its 95% interval
@@ -36,6 +37,7 @@ from .stats import square_and_add
 
 DEFAULT_MEMORY = 4 * 2**30  # what a report's `memory: null` means: the executor's default address-space limit
 PASS = "pass"
+UNSCORED = "unscored"  # a problem's verdict when the harness failed on it: no verdict to compare
 # the problem fields a comparison reads; a baseline is kept in memory with these only
 PROBLEM_FIELDS = ("id", "difficulty", "verdict", "score", "samples", "samples_passed", "first_failure")
 
@@ -76,6 +78,7 @@ class Comparison:
     problems: int  # in both runs
     only_in_baseline: list[str]
     only_in_run: list[str]
+    unscored: list[str]  # in both runs, but unscored in one of them: left out of the pairs
     method: str  # of the difference's interval
     figures: dict[str, Any]  # then, now, difference, newly_failing, newly_passing, mcnemar_p
     per_tier: dict[str, dict[str, Any]]
@@ -93,6 +96,7 @@ class Comparison:
             "problems": self.problems,
             "only_in_baseline": list(self.only_in_baseline),
             "only_in_run": list(self.only_in_run),
+            "unscored": list(self.unscored),
             "method": self.method,
             **self.figures,
             "per_tier": self.per_tier,
@@ -270,7 +274,9 @@ def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: 
                              anyway=anyway)
     old = {str(p["id"]): p for p in then.get("problems") or []}
     new = {str(p["id"]): p for p in now.get("problems") or []}
-    common = [pid for pid in new if pid in old]
+    both = [pid for pid in new if pid in old]
+    unscored = [pid for pid in both if UNSCORED in (old[pid].get("verdict"), new[pid].get("verdict"))]
+    common = [pid for pid in both if pid not in set(unscored)]
     pairs = [(old[pid], new[pid]) for pid in common]
     sampled = any(int(p.get("samples") or 0) > 1 for pair in pairs for p in pair)
     tiers: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
@@ -301,6 +307,7 @@ def compare(then: Mapping[str, Any], now: Mapping[str, Any], *, allow_mismatch: 
         problems=len(common),
         only_in_baseline=[pid for pid in old if pid not in new],
         only_in_run=[pid for pid in new if pid not in old],
+        unscored=unscored,
         method=SQUARE_AND_ADD if sampled else NEWCOMBE,
         figures=_paired(pairs, sampled),
         per_tier=per_tier,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..core.settings import paste_line
 from .confidence import pct, points_text
 from .stats import SQUARE_AND_ADD
 
@@ -48,8 +49,9 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     level = c.get("level")
     n = c["problems"]
     where = [f"baseline {c['baseline_report']}: {n} problem{'' if n == 1 else 's'} in both runs"]
-    for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run")):
-        if c[key]:
+    for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"),
+                       ("unscored", "unscored in one of them (a harness error; left out)")):
+        if c.get(key):
             where.append(f"{len(c[key])} {label}: {_ids(c[key])}")
     lines = ["; ".join(where)]
     if c["differences"]:
@@ -78,13 +80,14 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def newly_failing_lines(c: Mapping[str, Any], most: int = SHOWN_NODEIDS) -> list[str]:
+def newly_failing_lines(c: Mapping[str, Any], rerun: Sequence[str] = (), most: int = SHOWN_NODEIDS) -> list[str]:
     """The newly failing problems: their ids ready to paste (`--apps-only` takes the list as it is) and the
-    first failing case of each now, as a node id to paste."""
+    first failing case of each now, to paste as the summary's rerun lines are (`rerun`: the newer run's
+    `rerun_args`)."""
     fell = c["newly_failing_problems"]
     lines = [f"newly failing ({len(fell)}): " + (",".join(x["id"] for x in fell) if fell else "none")]
     nodeids = [x["first_failure"] for x in fell if x.get("first_failure")]
-    lines.extend(f"  {nodeid}" for nodeid in nodeids[:most])
+    lines.extend(f"  {paste_line(rerun, nodeid)}" for nodeid in nodeids[:most])
     if len(nodeids) > most:
         lines.append(f"  and {len(nodeids) - most} more (all in the JSON report's baseline section)")
     return lines

@@ -143,7 +143,8 @@ def figure_texts(figures: Any) -> dict[str, Any]:
     """The headline figures as every report writes them (terminal, JSON `summary.figure_texts`, HTML,
     Markdown): the value, what it counts, and its interval. With several samples strict accuracy is marked an
     estimate of pass@1 and counts samples: `12.50% (pass@1 estimate: 1 of 8 samples passing, 4 problems),
-    95% CI 0.0-71.6%`. Per tier, skill and tag without the label: `0.00% (0 of 3 samples passing, 2 problems,
+    95% CI 0.0-71.6%`. Unscored problems (no verdict: a harness error) are out of the counts and said so:
+    `50.00% (1/2 problems; 1 unscored problem left out), ...`. Per tier, skill and tag without the label: `0.00% (0 of 3 samples passing, 2 problems,
     95% CI ...)`."""
     f = figures or {}
     ci = f.get("intervals") or {}
@@ -151,9 +152,12 @@ def figure_texts(figures: Any) -> dict[str, Any]:
     sampled = is_sampled(f)
     label = "pass@1 estimate: " if sampled else ""
 
+    unscored = f.get("unscored") or 0
+    left_out = f"; {unscored} unscored problem{'' if unscored == 1 else 's'} left out" if unscored else ""
+
     def line(value: Any, counts: str, interval: Any) -> str:
         text = ci_text(interval, level)
-        return f"{pct(value)} ({label}{counts})" + (f", {text}" if text else "")
+        return f"{pct(value)} ({label}{counts}{left_out})" + (f", {text}" if text else "")
 
     with_code = f.get("samples_with_code") or {}
     out: dict[str, Any] = {

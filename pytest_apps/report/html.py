@@ -30,7 +30,6 @@ import hashlib
 import html
 import json
 import os
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -39,9 +38,9 @@ from typing import Any
 
 from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUTPUT_LIMIT, PASS, RUN_HARNESS_ERROR,
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
-from ..core.settings import Settings, rerun_args
-from ..dataset.table import tier_order
+from ..core.settings import Settings, rerun_args, rerun_command
 from ..core.writing import replacing
+from ..dataset.table import tier_order
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
 from .markdown import store_failure
@@ -237,7 +236,8 @@ def _cards(f: Mapping[str, Any]) -> str:
         _card("test_case_average", "Test-case average", pct(f.get("test_case_average")),
               "mean share of tests passed per problem",
               badge="partial" if f.get("test_case_average_partial") else ""),
-        _card("problems", "Problems", str(f.get("problems", 0)), mix or "none selected"),
+        _card("problems", "Problems", str(f.get("problems", 0)), (mix or "none selected") + (
+            f"; {f['unscored']} unscored, left out" if f.get("unscored") else "")),
         _card("passed", "Passed", str(f.get("passed", 0)),
               f"{f.get('tests_run', 0)} of {f.get('tests_total', 0)} tests run"),
         _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
@@ -398,7 +398,7 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False, rerun: tuple[str
     if detail.get("stderr_tail"):
         parts.append(_pane("stderr (end)", detail["stderr_tail"], "err"))
     if p.get("first_failure"):
-        command = shlex.join(["pytest", *rerun, p["first_failure"]])
+        command = rerun_command(rerun, p["first_failure"])
         parts.append(f'<p class="rerun"><b>rerun</b> <code>{esc(command)}</code></p>')
     parts.append(_pane("candidate program", program, "prog", note=str(p.get("candidate") or "")))
     passed, total = p.get("tests_passed", 0), p.get("tests_total", 0)
@@ -478,7 +478,8 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
         )
     only = "".join(
         f'<p class="note">{esc(label)} ({len(c[key])}): <code>{esc(",".join(map(str, c[key])))}</code></p>'
-        for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"))
+        for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"),
+                           ("unscored", "unscored in one of them (a harness error; left out)"))
         if c.get(key)
     )
     anyway = ""
@@ -525,8 +526,8 @@ def _extras(document: Mapping[str, Any], f: Mapping[str, Any]) -> str:
     unscored = f.get("unscored_problems") or []
     if unscored:
         blocks.append(
-            f"<details><summary>Unscored problems: a harness error on a case, not the program "
-            f"({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
+            f"<details><summary>Unscored problems: a harness error on a case, not the program; left out of "
+            f"the scores ({len(unscored)})</summary><p class=\"ids\">{esc(', '.join(map(str, unscored)))}</p></details>"
         )
     missing = f.get("missing_ids") or []
     if missing:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..core.settings import Settings, paste_line, rerun_args
 from ..core.writing import replacing
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
@@ -82,8 +83,8 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
                 lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                              f"{range_text((ci.get(key) or {}).get(name))} |")
     if f.get("unscored"):
-        lines += ["", f"Unscored ({f['unscored']}): a harness error on a case of each (not the program's failure)"
-                      f": {_ids(f.get('unscored_problems') or [])}."]
+        lines += ["", f"Unscored ({f['unscored']}): a harness error on a case of each (not the program's failure), "
+                      f"left out of the problems counted above: {_ids(f.get('unscored_problems') or [])}."]
     if (f.get("samples") or {}).get("max", 0) > 1 and f.get("pass_at_k"):
         ks = ", ".join(f"{k} {pct(v)}" + (f" ({ci_text(ci['pass_at_k'][k], level)})" if (ci.get("pass_at_k") or {}).get(k)
                                           else "") for k, v in f["pass_at_k"].items())
@@ -107,13 +108,14 @@ def _difference(f: Mapping[str, Any]) -> str:
     return f"{100 * diff['value']:+.2f} points" + (f" ({points_range(diff['interval'])})" if diff["interval"] else "")
 
 
-def _baseline(c: Mapping[str, Any]) -> list[str]:
+def _baseline(c: Mapping[str, Any], rerun: Sequence[str] = ()) -> list[str]:
     n = c["problems"]
     lines = ["", "### Against the baseline", "",
              f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected "
              f"(baseline {code(c['baseline_report'])})."]
-    for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run")):
-        if c[key]:
+    for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run"),
+                       ("unscored", "Unscored in one of them (a harness error; left out)")):
+        if c.get(key):
             lines.append(f"{label} ({len(c[key])}): {_ids(c[key])}.")
     if c["differences"]:
         lines.append("Compared anyway (`--apps-baseline-any`): " + "; ".join(
@@ -137,7 +139,8 @@ def _baseline(c: Mapping[str, Any]) -> list[str]:
     lines += ["", f"**Newly failing ({len(fell)})**: " + (_ids([x["id"] for x in fell]) if fell else "none")]
     nodeids = [x["first_failure"] for x in fell if x.get("first_failure")]
     if nodeids:
-        shown = [str(x).replace("`", "'").replace("\r", " ").replace("\n", " ") for x in nodeids[:MOST_NODEIDS]]
+        shown = [paste_line(rerun, str(x)).replace("`", "'").replace("\r", " ").replace("\n", " ")
+                 for x in nodeids[:MOST_NODEIDS]]
         more = [f"... and {len(nodeids) - MOST_NODEIDS} more"] if len(nodeids) > MOST_NODEIDS else []
         lines += ["", "<details><summary>First failing case of each, to rerun</summary>", "", "```", *shown, *more,
                   "```", "", "</details>"]
@@ -175,7 +178,7 @@ def markdown_text(document: Mapping[str, Any]) -> str:
     lines = _incomplete(document) + _store_failed(document) + _headline(document)
     lines += _confirmations(document)
     if document.get("baseline"):
-        lines += _baseline(document["baseline"])
+        lines += _baseline(document["baseline"], rerun_args(Settings.from_dict(document.get("settings") or {})))
     return "\n".join(lines) + "\n"
 
 

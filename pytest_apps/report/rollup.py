@@ -3,7 +3,9 @@
 The denominator is always the set of selected problems, not the cases that happened to run: a problem
 with a case that did not run (deselected, -x, --lf) is "incomplete" and scores 0, never "pass". A problem whose
 only failures are faults of the harness (a case whose executor failed twice) is "unscored": counted apart,
-never as the program's failure (it scores nothing, as an incomplete problem, and its run is not complete).
+never as the program's failure: it leaves the denominator of every score (strict accuracy, per tier, tag and
+skill, pass@k, the test-case average and their intervals), which count the scored problems, and its run is not
+complete.
 """
 
 from __future__ import annotations
@@ -257,13 +259,16 @@ def no_code_tests(r: ProblemResult) -> int:
     return per_sample * sum(s["verdict"] == P_NO_CODE for s in r.sample_results)
 
 
-def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
+def figures_of(every: list[ProblemResult]) -> dict[str, Any]:
+    """The run's figures: the scores over the scored problems (an unscored one has no verdict to count, so it
+    is left out of every denominator and named apart), the counts of tests and verdicts over all of them."""
+    results = [r for r in every if r.verdict != P_UNSCORED]
     n = len(results)
     with_code = [r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)]
     passed = sum(r.passed for r in results)
     score = sum(_score(r) for r in results)  # = passed with one sample per problem
     kinds: Counter[str] = Counter({k: 0 for k in ALL_KINDS})
-    for r in results:
+    for r in every:
         kinds[NO_CODE] += no_code_tests(r)
         for t in r.tests:
             kinds[t["kind"]] += 1
@@ -281,9 +286,9 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
     per_tag = {name: group_figures(members) for name, members in tags.items()}
     per_skill = {name: group_figures(members) for name, members in skills.items()}
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
-    unscored = [r.id for r in results if r.verdict == P_UNSCORED]
+    unscored = [r.id for r in every if r.verdict == P_UNSCORED]
     figures = {
-        "problems": n,
+        "problems": n,  # the problems scored: the selected ones but the unscored
         "problems_with_code": len(with_code),
         "passed": passed,
         # with several samples: the mean over problems of the share of samples that passed (= pass@1)
@@ -299,25 +304,26 @@ def figures_of(results: list[ProblemResult]) -> dict[str, Any]:
         "per_tier": per_tier,
         "per_tag": per_tag,
         "per_skill": per_skill,
-        "problem_verdicts": dict(Counter(r.verdict for r in results)),
+        "problem_verdicts": dict(Counter(r.verdict for r in every)),
         "outcomes": dict(kinds),
         "harness_errors": kinds.get("harness_error", 0),
         "incomplete": len(incomplete),
         "incomplete_problems": incomplete,
-        # problems whose only failures were the harness's (an executor that failed twice on a case): no verdict
+        # problems whose only failures were the harness's (an executor that failed twice on a case): no verdict,
+        # so out of every score's denominator
         "unscored": len(unscored),
         "unscored_problems": unscored,
-        "tests_run": sum(r.tests_run for r in results),
-        "tests_total": sum(r.tests_total for r in results),
+        "tests_run": sum(r.tests_run for r in every),
+        "tests_total": sum(r.tests_total for r in every),
         # verdicts whose own time was within the borderline band of the time limit, either side: fragile
-        "borderline": sum(bool(t.get("borderline")) for r in results for t in r.tests),
-        **speed_figures(results),
+        "borderline": sum(bool(t.get("borderline")) for r in every for t in r.tests),
+        **speed_figures(every),
         **sample_figures(results),
         "samples_per_tier": tier_samples,
         "samples_per_tag": {name: _sample_counts(members) for name, members in tags.items()},
         "samples_per_skill": {name: _sample_counts(members) for name, members in skills.items()},
         "intervals": intervals(results, list(per_tier), per_tag, per_skill),
-        **step_figures(results),
+        **step_figures(every),
     }
     # the figures as the reports write them, so that a JSON consumer reads the same text as the terminal
     figures["figure_texts"] = figure_texts(figures)

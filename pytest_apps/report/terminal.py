@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..core.settings import paste_line
 from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import ci_text, figure_texts, pct, sampled_counts, samples_per_problem
@@ -75,7 +75,8 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     if f.get("unscored"):
         shown = ", ".join(f["unscored_problems"][:10])
         more = f" and {f['unscored'] - 10} more" if f["unscored"] > 10 else ""
-        lines.append(f"unscored problems (a harness error on a case, not the program's failure): {shown}{more}")
+        lines.append(f"unscored problems (a harness error on a case, not the program's failure; left out of the "
+                     f"scores): {shown}{more}")
     if f["samples"]["max"] > 1:
         ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
                        for k, v in f["pass_at_k"].items())
@@ -89,7 +90,7 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     failing = failing_nodeids(summary)
     if failing:
         lines.append("first failing case of failing problems (paste to rerun):")
-        lines.extend("  " + (shlex.join(["pytest", *rerun, nodeid]) if rerun else nodeid) for nodeid in failing)
+        lines.extend("  " + paste_line(rerun, nodeid) for nodeid in failing)
     lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
     return lines
 
