@@ -371,5 +371,9 @@ def test_the_token_is_required_in_a_header_or_the_path():
         status, answer = srv.post(f"/token/{token}/run_code", body)
         assert status == 200 and answer["run_result"]["stdout"] == "1\n"
         assert srv.get("/health")[0] == 200  # the health check needs no token
+        src = "import os\nprint([k for k, v in os.environ.items() if 'TOKEN' in k or %r in v])" % token
+        status, answer = srv.post("/run_code", {"code": src, "language": "python"},
+                                  headers={"Authorization": f"Bearer {token}"})
+        assert answer["run_result"]["stdout"] == "[]\n"  # the program never sees the token
     finally:
         srv.stop()
