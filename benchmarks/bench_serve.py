@@ -2,7 +2,7 @@
 rows' model programs (run by hand):
 
     APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_serve.py [--clients 64] [--max-tests 10]
-        [--programs 0] [--workers N] [--timeout 4]
+        [--programs 0] [--workers N] [--timeout 4] [--repeat 1]
 
 * per test: `--clients` concurrent clients, one `POST /run_code` per (program, test), the output compared on the
   client (stdout, trailing newlines stripped, equal to the expected text): verl's `sandbox_fusion` pattern;
@@ -12,7 +12,8 @@ rows' model programs (run by hand):
 For each: requests per second, latency p50 and p99, the requests lost or failed (not 200, or a SandboxError), and
 the CPU per test: the server's (its process and everything under it: executor servers, zygotes, programs; read
 from /proc before and after) or this process's for the in-process run, beside the programs' own CPU per test (as
-the executors measured it). The targets: per-test CPU over HTTP at most 1.3x the in-process API's, batched at
+the executors measured it), and the clients' own CPU per test; and the latency beyond the program's run (the queue,
+HTTP and the harness: the request's latency less its runs' wall-clock time). The targets: per-test CPU over HTTP at most 1.3x the in-process API's, batched at
 most 1.1x, p99 below 10x p50 under the clients, nothing lost.
 """
 
@@ -108,13 +109,23 @@ def load(server: subprocess.Popen, url: str, calls: list[tuple[str, dict]], clie
         latencies[i] = time.perf_counter() - started
         return status, answer
 
-    cpu0, t0 = tree_cpu(server.pid), time.perf_counter()
+    cpu0, mine0, t0 = tree_cpu(server.pid), own_cpu(), time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         answers = list(pool.map(one, range(len(calls))))
     wall, cpu = time.perf_counter() - t0, tree_cpu(server.pid) - cpu0
     failed = sum(s != 200 or a.get("status") == "SandboxError" for s, a in answers)
+    # what the request cost beyond its program's run (the queue included): the server's share of the latency
+    beyond = [t - sum(x.get("wall_time", 0.0) for x in a.get("tests", [])) - a.get("pytest_apps", {}).get(
+        "wall_time", 0.0) for t, (_, a) in zip(latencies, answers)]
     return {"answers": answers, "wall": wall, "cpu": cpu, "failed": failed, "requests": len(calls),
-            "p50": quantile(latencies, 0.5), "p99": quantile(latencies, 0.99)}
+            "p50": quantile(latencies, 0.5), "p99": quantile(latencies, 0.99), "client_cpu": own_cpu() - mine0,
+            "beyond50": quantile(beyond, 0.5), "beyond99": quantile(beyond, 0.99)}
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process (the clients' threads), its children apart."""
+    times = os.times()
+    return times.user + times.system
 
 
 def start(workers: int, timeout: float) -> tuple[subprocess.Popen, str]:
@@ -131,10 +142,14 @@ def start(workers: int, timeout: float) -> tuple[subprocess.Popen, str]:
 
 def line(name: str, figures: dict[str, Any], tests: int, programs_cpu: float) -> str:
     per_test = figures["cpu"] / tests
-    return (f"{name:<12} {figures['requests']:>6} requests {figures['requests'] / figures['wall']:>8.1f}/s  "
-            f"p50 {figures['p50'] * 1000:7.1f} ms  p99 {figures['p99'] * 1000:7.1f} ms  failed {figures['failed']}  "
-            f"CPU/test {per_test * 1000:6.2f} ms (programs' own {programs_cpu / tests * 1000:.2f} ms, harness "
+    text = (f"{name:<10} {figures['requests']:>6} requests {figures['requests'] / figures['wall']:>7.1f}/s  "
+            f"p50 {figures['p50'] * 1000:6.1f} ms  p99 {figures['p99'] * 1000:7.1f} ms  failed {figures['failed']}  "
+            f"CPU/test {per_test * 1000:5.2f} ms (programs' own {programs_cpu / tests * 1000:.2f} ms, harness "
             f"{(per_test - programs_cpu / tests) * 1000:.2f} ms)")
+    if "client_cpu" in figures:
+        text += (f"; clients' CPU/test {figures['client_cpu'] / tests * 1000:.2f} ms; beyond the program's run p50 "
+                 f"{figures['beyond50'] * 1000:.1f} ms p99 {figures['beyond99'] * 1000:.1f} ms")
+    return text
 
 
 def in_process(items: list[tuple[str, dict, str]], timeout: float) -> dict[str, Any]:
@@ -158,6 +173,7 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=0, help="the first N programs (0: all)")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--timeout", type=float, default=4.0)
+    parser.add_argument("--repeat", type=int, default=1, help="post the per-test requests this many times")
     args = parser.parse_args()
     items = work(shared(), args.max_tests, args.programs)
     tests = sum(len(io["inputs"]) for _, io, _ in items)
@@ -165,9 +181,11 @@ def main() -> None:
     server, url = start(args.workers, args.timeout)
     try:
         load(server, url, [("/judge", {"code": code, "tests": io}) for _, io, code in items[:4]], 4)  # warm
-        per_test = load(server, url, [("/run_code", {"code": code, "stdin": i, "language": "python",
-                                                     "run_timeout": args.timeout})
-                                      for _, io, code in items for i in io["inputs"]], args.clients)
+        calls = [("/run_code", {"code": code, "stdin": i, "language": "python", "run_timeout": args.timeout})
+                 for _, io, code in items for i in io["inputs"]]
+        per_test = load(server, url, calls * args.repeat, args.clients)
+        per_test["cpu"] /= args.repeat
+        per_test["client_cpu"] /= args.repeat
         batched = load(server, url, [("/judge", {"code": code, "tests": io}) for _, io, code in items], args.clients)
     finally:
         server.send_signal(signal.SIGTERM)
@@ -177,7 +195,7 @@ def main() -> None:
     programs_cpu = sum(t["cpu_time"] for a in judged for t in a.get("tests", []))
     expected = [o for _, io, _ in items for o in io["outputs"]]
     verl_pass = [a.get("status") == "Success" and (a["run_result"]["stdout"] or "").rstrip("\n") == str(o).rstrip("\n")
-                 for (_, a), o in zip(per_test["answers"], expected)]
+                 for (_, a), o in zip(per_test["answers"], expected * args.repeat)]
     print(line("per test", per_test, tests, programs_cpu))
     print(line("batched", batched, tests, programs_cpu))
     print(line("in process", mine, tests, mine["programs_cpu"]))
@@ -187,8 +205,8 @@ def main() -> None:
     same = sum(abs(a.get("tests_passed", -1) / max(1, a.get("tests_total", 1)) - s) < 1e-9
                for a, s in zip(judged, mine["scores"]))
     print(f"scores: /judge equals the in-process reward for {same} of {len(items)} programs; tests passed by verl's "
-          f"comparison over /run_code: {sum(verl_pass)} of {tests}, by the judge: "
-          f"{sum(a.get('tests_passed', 0) for a in judged)}")
+          f"comparison over /run_code: {sum(verl_pass)} of {tests * args.repeat}, by the judge: "
+          f"{sum(a.get('tests_passed', 0) for a in judged) * args.repeat}")
 
 
 if __name__ == "__main__":

@@ -377,3 +377,10 @@ def test_the_token_is_required_in_a_header_or_the_path():
         assert answer["run_result"]["stdout"] == "[]\n"  # the program never sees the token
     finally:
         srv.stop()
+
+
+def test_which_addresses_are_loopback():
+    from pytest_apps.serve.cli import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "no-such-host.invalid"))

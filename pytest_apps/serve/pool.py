@@ -62,7 +62,8 @@ class Pool:
             raise Busy(f"the queue is full ({self.queue} requests wait for {self.workers} workers)")
         self.waiting += 1
         try:
-            await asyncio.wait_for(self._gate.acquire(), timeout=self.wait)
+            async with asyncio.timeout(self.wait):  # (not wait_for: it can lose an acquisition made as it times out)
+                await self._gate.acquire()
         except TimeoutError:
             raise Busy(f"no worker became free within {self.wait:g} s ({self.workers} workers, "
                        f"{self.waiting - 1} requests waiting)") from None
