@@ -50,6 +50,7 @@ class Server:
     token: str | None = None
     max_body: int = 32 << 20
     grace: float = 5.0
+    name: str | None = None  # what answers give as executor_pod_name (a replica's node)
 
 
 def digest(text: str) -> bytes:
@@ -134,7 +135,7 @@ async def run_code(request: Request, server: Server) -> Response:
         return JSONResponse(sandbox_error(str(exc)))
     outcome = await server.pool.run(run_code_job(body.code, body.stdin, limits), spec.preload)
     server.metrics.ending(outcome.status)
-    return JSONResponse(run_code_response(outcome))
+    return JSONResponse({**run_code_response(outcome), "executor_pod_name": server.name})
 
 
 async def judged(server: Server, work: Judged) -> list[CaseRecord]:
@@ -158,7 +159,7 @@ async def submit(request: Request, server: Server) -> Response:
 async def judge(request: Request, server: Server) -> Response:
     work = read_judge(await read_json(request, server.max_body), server.served)
     records = await judged(server, work)
-    answer = judge_answer(work, records)
+    answer = {**judge_answer(work, records), "executor_pod_name": server.name}
     failed = harness_failure(records)
     if failed:
         answer.update(status="SandboxError", message=f"the sandbox failed (not the program): {failed}")

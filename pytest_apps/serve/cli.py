@@ -14,6 +14,7 @@ import ipaddress
 import os
 import socket
 import sys
+from typing import Any
 
 from ..core.settings import DEFAULT_JUDGE, DEFAULT_MEMORY, DEFAULT_TIMEOUT, JUDGES, parse_size
 
@@ -48,6 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--max-body", default="32M", help="largest request body (default 32M; larger get 413)")
     add("--max-tests", type=int, default=1000, help="most tests in one judged request (default 1000; more get 413)")
     add("--drain", type=float, default=10.0, help="seconds the requests in flight get to finish after SIGTERM")
+    add("--ray", nargs="?", const="auto", default=None, metavar="ADDRESS", help="serve from replicas on the Ray "
+        "cluster at ADDRESS (default: the one this machine belongs to) through Ray Serve, one per node, every node "
+        "answering on --host:--port (needs ray[serve])")
 
 
 def is_loopback(host: str) -> bool:
@@ -90,31 +94,56 @@ def listening(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run(args: argparse.Namespace) -> int:
-    """Serve until SIGTERM or Ctrl-C; 2 for options that cannot serve."""
-    import uvicorn
+def settings_of(args: argparse.Namespace) -> dict[str, Any] | str:
+    """The server's settings as plain values (what a replica elsewhere rebuilds the server from), or why these
+    options cannot serve, in one line naming the option."""
+    if args.token is None:
+        args.token = os.environ.get(TOKEN_VARIABLE) or None
+    why = checked(args)
+    if why:
+        return why
+    try:
+        memory, max_body = parse_size(args.memory), parse_size(args.max_body)
+    except ValueError as exc:
+        return f"--memory/--max-body: {exc}"
+    return {"workers": args.workers, "timeout": args.timeout, "memory": memory, "max_timeout": args.max_timeout,
+            "max_tests": args.max_tests, "judge": args.judge, "queue": args.queue, "queue_timeout": args.queue_timeout,
+            "token": args.token, "max_body": max_body, "drain": args.drain}
 
+
+def server_of(settings: dict[str, Any], name: str | None = None) -> Any:
+    """The `app.Server` of `settings` (`settings_of`'s), its executors not started; `name` is what its answers
+    give as ``executor_pod_name``."""
     from ..executor import Limits
-    from .app import Server, application
+    from .app import Server
     from .jobs import Served
     from .metrics import Metrics
     from .pool import Pool
 
-    if args.token is None:
-        args.token = os.environ.get(TOKEN_VARIABLE) or None
-    why = checked(args)
-    try:
-        memory, max_body = parse_size(args.memory), parse_size(args.max_body)
-    except ValueError as exc:
-        why = why or f"--memory/--max-body: {exc}"
-    if why:
-        print(f"error: {why}", file=sys.stderr)
+    s = settings
+    workers = s["workers"] or cores()
+    served = Served(timeout=s["timeout"], memory=s["memory"], max_timeout=s["max_timeout"], max_tests=s["max_tests"],
+                    judge=s["judge"])
+    pool = Pool(workers, s["queue"], s["queue_timeout"], Limits(timeout=s["timeout"], memory=s["memory"]))
+    return Server(served, pool, Metrics(), token=s["token"], max_body=s["max_body"], grace=min(s["drain"], 5.0),
+                  name=name)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM or Ctrl-C; 2 for options that cannot serve."""
+    settings = settings_of(args)
+    if isinstance(settings, str):
+        print(f"error: {settings}", file=sys.stderr)
         return 2
-    workers = args.workers or cores()
-    served = Served(timeout=args.timeout, memory=memory, max_timeout=args.max_timeout, max_tests=args.max_tests,
-                    judge=args.judge)
-    pool = Pool(workers, args.queue, args.queue_timeout, Limits(timeout=args.timeout, memory=memory))
-    server = Server(served, pool, Metrics(), token=args.token, max_body=max_body, grace=min(args.drain, 5.0))
+    if args.ray:
+        from .replicas import serve_on_ray
+
+        return serve_on_ray(settings, args.host, args.port, args.ray)
+    import uvicorn
+
+    from .app import application
+
+    server = server_of(settings)
     try:
         sock = listening(args.host, args.port)
     except OSError as exc:
@@ -123,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving on http://{shown}:{port} ({workers} workers)", flush=True)
+    print(f"serving on http://{shown}:{port} ({server.pool.workers} workers)", flush=True)
     config = uvicorn.Config(application(server), log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=args.drain, timeout_keep_alive=30)
     uvicorn.Server(config).run(sockets=[sock])
