@@ -30,10 +30,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.record import CaseRecord
+from ..executor import Limits
 from .jobs import Judged, Served, judged_job, limits_for, run_code_job, spec_of
 from .judged import harness_failure, judge_answer, read_judge, read_submit, submit_answer
 from .metrics import Metrics
-from .pool import Busy, Closing, Pool
+from .pool import Busy, Closing, Pool, cores
 from .schema import RequestError, read_run_code, run_code_response, sandbox_error, unsupported
 
 OPEN_PATHS = ("/health", "/v1/ping")  # answered without the token: they tell only that the server is up
@@ -196,3 +197,15 @@ def application(server: Server) -> ASGIApp:
               Route("/v1/ping", endpoint(server, health), methods=["GET"]),
               Route("/metrics", endpoint(server, metrics), methods=["GET"])]
     return Guard(Starlette(routes=routes, lifespan=lifespan), server.token)
+
+
+def server_of(settings: dict[str, Any], name: str | None = None) -> Server:
+    """The `Server` of `settings` (`cli.settings_of`'s), its executors not started; `name` is what its answers
+    give as ``executor_pod_name``."""
+    s = settings
+    workers = s["workers"] or cores()
+    served = Served(timeout=s["timeout"], memory=s["memory"], max_timeout=s["max_timeout"], max_tests=s["max_tests"],
+                    judge=s["judge"])
+    pool = Pool(workers, s["queue"], s["queue_timeout"], Limits(timeout=s["timeout"], memory=s["memory"]))
+    return Server(served, pool, Metrics(), token=s["token"], max_body=s["max_body"], grace=min(s["drain"], 5.0),
+                  name=name)

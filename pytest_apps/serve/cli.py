@@ -16,17 +16,10 @@ import socket
 import sys
 from typing import Any
 
-from ..core.settings import DEFAULT_JUDGE, DEFAULT_MEMORY, DEFAULT_TIMEOUT, JUDGES, parse_size
+from ..core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, JUDGES, OptionError, parse_size
 
 TOKEN_VARIABLE = "PYTEST_APPS_SERVE_TOKEN"
 MIN_TOKEN = 16  # characters
-
-
-def cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,8 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds of a program's own time per test when a "
         f"judged request gives none (default {DEFAULT_TIMEOUT:g})")
     add("--max-timeout", type=float, default=60.0, help="the longest time limit a request may ask (default 60)")
-    add("--memory", default=str(DEFAULT_MEMORY), help="address-space limit per test when a request gives none: "
-        "bytes or a size such as 4G (default 4G; 0 = none)")
+    add("--memory", default=None, help="address-space limit per test when a request gives none: bytes or a size "
+        "such as 4G (default $APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 = none)")
     add("--judge", default=DEFAULT_JUDGE, choices=JUDGES, help="judge profile of a judged request that names none")
     add("--queue", type=int, default=1024, help="requests that may wait for a worker (default 1024; more get 504)")
     add("--queue-timeout", type=float, default=10.0, help="seconds a request may wait for a worker before it is "
@@ -102,31 +95,16 @@ def settings_of(args: argparse.Namespace) -> dict[str, Any] | str:
     why = checked(args)
     if why:
         return why
+    from ..executor import default_memory
+
     try:
-        memory, max_body = parse_size(args.memory), parse_size(args.max_body)
-    except ValueError as exc:
+        memory = default_memory() if args.memory is None else parse_size(args.memory)
+        max_body = parse_size(args.max_body)
+    except (ValueError, OptionError) as exc:
         return f"--memory/--max-body: {exc}"
     return {"workers": args.workers, "timeout": args.timeout, "memory": memory, "max_timeout": args.max_timeout,
             "max_tests": args.max_tests, "judge": args.judge, "queue": args.queue, "queue_timeout": args.queue_timeout,
             "token": args.token, "max_body": max_body, "drain": args.drain}
-
-
-def server_of(settings: dict[str, Any], name: str | None = None) -> Any:
-    """The `app.Server` of `settings` (`settings_of`'s), its executors not started; `name` is what its answers
-    give as ``executor_pod_name``."""
-    from ..executor import Limits
-    from .app import Server
-    from .jobs import Served
-    from .metrics import Metrics
-    from .pool import Pool
-
-    s = settings
-    workers = s["workers"] or cores()
-    served = Served(timeout=s["timeout"], memory=s["memory"], max_timeout=s["max_timeout"], max_tests=s["max_tests"],
-                    judge=s["judge"])
-    pool = Pool(workers, s["queue"], s["queue_timeout"], Limits(timeout=s["timeout"], memory=s["memory"]))
-    return Server(served, pool, Metrics(), token=s["token"], max_body=s["max_body"], grace=min(s["drain"], 5.0),
-                  name=name)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         return serve_on_ray(settings, args.host, args.port, args.ray)
     import uvicorn
 
-    from .app import application
+    from .app import application, server_of
 
     server = server_of(settings)
     try:

@@ -18,7 +18,7 @@ from typing import Any
 from ..candidates.sources import Candidate
 from ..core.outcome import RUN_HARNESS_ERROR, Outcome
 from ..core.record import CaseRecord
-from ..core.settings import OptionError, settings_from
+from ..core.settings import DEFAULT_JUDGE, DEFAULT_MEMORY, DEFAULT_TIMEOUT, OptionError, settings_from
 from ..dataset.problems import Cases, Problem
 from ..engine.confirm import confirm, pending
 from ..engine.problem import run_problem
@@ -36,11 +36,11 @@ class Served:
     names none (bytes; 0 = none), the longest time limit a request may ask for, the most tests per request, and the
     judge profile of a request that names none."""
 
-    timeout: float = 4.0
-    memory: int = 4 << 30
+    timeout: float = DEFAULT_TIMEOUT
+    memory: int = DEFAULT_MEMORY
     max_timeout: float = 60.0
     max_tests: int = 1000
-    judge: str = "seed"
+    judge: str = DEFAULT_JUDGE
 
 
 @functools.lru_cache(maxsize=16)

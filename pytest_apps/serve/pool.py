@@ -12,6 +12,7 @@ what waits, tells running work to stop at its next test, gives it `grace` second
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -124,3 +125,9 @@ class Pool:
         for executor in executors:
             executor.close()
 
+
+def cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -28,8 +28,7 @@ def node_name() -> str:
 
 def build_on_replica(settings: dict[str, Any]) -> Any:
     """The ASGI application of one replica, built where it runs (its executors on its node)."""
-    from .app import application
-    from .cli import server_of
+    from .app import application, server_of
 
     return application(server_of(settings, name=node_name()))
 
