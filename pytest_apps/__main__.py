@@ -1,7 +1,8 @@
 """`python -m pytest_apps generate ...`: run the agent as its own step, writing the generations folder
 that a later `pytest --apps-agent ...` (same agent, model and generations folder) evaluates without
 calling the agent again. `python -m pytest_apps diff OLD.json NEW.json`: compare two saved JSON reports
-as `--apps-baseline` does, without running anything.
+as `--apps-baseline` does, without running anything. `python -m pytest_apps serve`: SandboxFusion's HTTP API
+served by the warm executors (docs/serving.md).
 
 `generate` takes the same `--apps-*` options as the plugin and reads the same ini file a pytest run started in
 `--rootdir` (default: the current folder) reads (its `apps_*` options; the command line wins), e.g.
@@ -34,6 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("old", metavar="OLD.json", help="the baseline's JSON report")
     diff.add_argument("new", metavar="NEW.json", help="the JSON report compared with it")
     diff.add_argument("--json", action="store_true", help="print the comparison as JSON (the report's baseline section)")
+    serve = commands.add_parser("serve", help="serve SandboxFusion's HTTP API (/run_code, /submit) and /judge with "
+                                "the warm executors (needs the serve extra)")
+    from .serve.cli import add_arguments
+
+    add_arguments(serve)
     for opt in OPTIONS:
         if opt.name in DIFF_OPTIONS:
             diff.add_argument(opt.flag, **argparse_kwargs(opt))
@@ -103,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "diff":
         return diff(args)
+    if args.command == "serve":
+        from .serve.cli import run as serve
+
+        return serve(args)
     from .candidates.generation import GenerationInterrupted, generate_for
     from .candidates.sources import CandidateError
     from .dataset import index

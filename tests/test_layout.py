@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "pytest_apps"
 
 # What each layer may import, besides itself (bottom to top). The front ends (plugin, api, __main__) sit side
 # by side at the top and never import each other; `agents` is the ready agents' public name; `rewards` (the
-# trainers' reward functions) sits on the api's Evaluator and adds extraction and reward shapes.
+# trainers' reward functions) sits on the api's Evaluator and adds extraction and reward shapes; `serve` (the HTTP
+# server) runs the engine on its own executors and builds problems from rows through the api.
 ALLOWED = {
     "core": set(),
     "dataset": {"core"},
@@ -24,9 +25,10 @@ ALLOWED = {
     "report": {"core", "dataset"},
     "plugin": {"core", "dataset", "executor", "judge", "candidates", "engine", "report"},
     "api": {"core", "dataset", "executor", "judge", "candidates", "engine", "report"},
-    "__main__": {"core", "dataset", "executor", "judge", "candidates", "engine", "report"},
+    "__main__": {"core", "dataset", "executor", "judge", "candidates", "engine", "report", "serve"},
     "agents": {"candidates"},
     "rewards": {"api", "core", "dataset", "candidates", "report"},
+    "serve": {"api", "core", "dataset", "executor", "judge", "candidates", "engine", "report"},
     "__init__": {"api", "core", "dataset", "report"},
 }
 PYTEST_ONLY_IN = {"plugin"}

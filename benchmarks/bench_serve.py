@@ -1,0 +1,213 @@
+"""`python -m pytest_apps serve` under a trainer's load, beside `pytest_apps.rewards` in the same run, on the real
+rows' model programs (run by hand):
+
+    APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_serve.py [--clients 64] [--max-tests 10]
+        [--programs 0] [--workers N] [--timeout 4] [--repeat 1]
+
+* per test: `--clients` concurrent clients, one `POST /run_code` per (program, test), the output compared on the
+  client (stdout, trailing newlines stripped, equal to the expected text): verl's `sandbox_fusion` pattern;
+* batched: the same clients, one `POST /judge` per program (every test, no fail-fast);
+* in process: `CodeReward("fraction")` on the same programs and tests (one call, dedup and cache off).
+
+For each: requests per second, latency p50 and p99, the requests lost or failed (not 200, or a SandboxError), and
+the CPU per test: the server's (its process and everything under it: executor servers, zygotes, programs; read
+from /proc before and after) or this process's for the in-process run, beside the programs' own CPU per test (as
+the executors measured it), and the clients' own CPU per test; and the latency beyond the program's run (the queue,
+HTTP and the harness: the request's latency less its runs' wall-clock time). The targets: per-test CPU over HTTP at most 1.3x the in-process API's, batched at
+most 1.1x, p99 below 10x p50 under the clients, nothing lost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from shareddata import shared
+
+from pytest_apps.rewards import CodeReward
+
+TICK = os.sysconf("SC_CLK_TCK")
+REPO = Path(__file__).resolve().parent.parent
+
+
+def tree_cpu(root: int) -> float:
+    """CPU seconds of process `root` and all under it (each one's own and its reaped children's)."""
+    children: dict[int, list[int]] = {}
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            stats[int(entry)] = fields
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in stats:
+            total += sum(int(v) for v in stats[pid][11:15])  # utime stime cutime cstime
+        todo.extend(children.get(pid, []))
+    return total / TICK
+
+
+def work(folder: Path, max_tests: int, programs: int) -> list[tuple[str, dict[str, list], str]]:
+    """(problem id, its tests capped, program) for the model programs of the rows' problems."""
+    rows = {}
+    for row in map(json.loads, (folder / "apps_test_rows.jsonl").read_text().splitlines()):
+        io = json.loads(row["input_output"])
+        rows[str(row["problem_id"])] = {"inputs": io["inputs"][:max_tests], "outputs": io["outputs"][:max_tests]}
+    out = [(str(r["problem_id"]), rows[str(r["problem_id"])], r["code"])
+           for r in map(json.loads, (folder / "candidates.jsonl").read_text().splitlines())
+           if str(r["problem_id"]) in rows]
+    return out[:programs] if programs > 0 else out
+
+
+class Client(threading.local):
+    """One keep-alive HTTP connection per client thread."""
+
+    def post(self, host: str, port: int, path: str, body: dict) -> tuple[int, dict]:
+        if getattr(self, "conn", None) is None:
+            self.conn = http.client.HTTPConnection(host, port, timeout=300)
+        try:
+            self.conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+            resp = self.conn.getresponse()
+            return resp.status, json.loads(resp.read())
+        except (OSError, http.client.HTTPException, ValueError):
+            self.conn.close()
+            self.conn = None
+            return 0, {}
+
+
+def quantile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
+
+
+def load(server: subprocess.Popen, url: str, calls: list[tuple[str, dict]], clients: int) -> dict[str, Any]:
+    """`calls` (path, body) from `clients` threads: figures, and the answers in order."""
+    host, port = url.split("//")[1].split(":")
+    client = Client()
+    latencies: list[float] = [0.0] * len(calls)
+
+    def one(i: int) -> tuple[int, dict]:
+        started = time.perf_counter()
+        status, answer = client.post(host, int(port), *calls[i])
+        latencies[i] = time.perf_counter() - started
+        return status, answer
+
+    cpu0, mine0, t0 = tree_cpu(server.pid), own_cpu(), time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        answers = list(pool.map(one, range(len(calls))))
+    wall, cpu = time.perf_counter() - t0, tree_cpu(server.pid) - cpu0
+    failed = sum(s != 200 or a.get("status") == "SandboxError" for s, a in answers)
+    # what the request cost beyond its program's run (the queue included): the server's share of the latency
+    beyond = [t - sum(x.get("wall_time", 0.0) for x in a.get("tests", [])) - a.get("pytest_apps", {}).get(
+        "wall_time", 0.0) for t, (_, a) in zip(latencies, answers)]
+    return {"answers": answers, "wall": wall, "cpu": cpu, "failed": failed, "requests": len(calls),
+            "p50": quantile(latencies, 0.5), "p99": quantile(latencies, 0.99), "client_cpu": own_cpu() - mine0,
+            "beyond50": quantile(beyond, 0.5), "beyond99": quantile(beyond, 0.99)}
+
+
+def own_cpu() -> float:
+    """CPU seconds of this process (the clients' threads), its children apart."""
+    times = os.times()
+    return times.user + times.system
+
+
+def start(workers: int, timeout: float) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_apps", "serve", "--port", "0", "--workers", str(workers),
+                             "--timeout", str(timeout), "--queue", "100000", "--queue-timeout", "600"],
+                            stdout=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    found = re.search(r"http://\S+", proc.stdout.readline() if ready else "")
+    if not found:
+        proc.kill()
+        sys.exit("the server did not start")
+    return proc, found.group(0)
+
+
+def line(name: str, figures: dict[str, Any], tests: int, programs_cpu: float) -> str:
+    per_test = figures["cpu"] / tests
+    text = (f"{name:<10} {figures['requests']:>6} requests {figures['requests'] / figures['wall']:>7.1f}/s  "
+            f"p50 {figures['p50'] * 1000:6.1f} ms  p99 {figures['p99'] * 1000:7.1f} ms  failed {figures['failed']}  "
+            f"CPU/test {per_test * 1000:5.2f} ms (programs' own {programs_cpu / tests * 1000:.2f} ms, harness "
+            f"{(per_test - programs_cpu / tests) * 1000:.2f} ms)")
+    if "client_cpu" in figures:
+        text += (f"; clients' CPU/test {figures['client_cpu'] / tests * 1000:.2f} ms; beyond the program's run p50 "
+                 f"{figures['beyond50'] * 1000:.1f} ms p99 {figures['beyond99'] * 1000:.1f} ms")
+    return text
+
+
+def in_process(items: list[tuple[str, dict, str]], timeout: float) -> dict[str, Any]:
+    with CodeReward("fraction", max_tests=0, timeout=timeout, cache=0, dedup=False) as reward:
+        texts = [f"```python\n{code}\n```" for _, _, code in items]
+        problems = [reward.problem_of_row(io, pid) for pid, io, _ in items]
+        reward.score(texts[:2], problems[:2])  # warm executors
+        cpu0, t0 = tree_cpu(os.getpid()), time.perf_counter()
+        details = reward.score(texts, problems)
+        wall, cpu = time.perf_counter() - t0, tree_cpu(os.getpid()) - cpu0
+    lat = [d.latency for d in details]
+    return {"wall": wall, "cpu": cpu, "requests": len(items), "p50": quantile(lat, 0.5), "p99": quantile(lat, 0.99),
+            "failed": sum(d.reward is None for d in details), "scores": [d.reward for d in details],
+            "programs_cpu": sum(d.cpu_time for d in details)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--max-tests", type=int, default=10)
+    parser.add_argument("--programs", type=int, default=0, help="the first N programs (0: all)")
+    parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--timeout", type=float, default=4.0)
+    parser.add_argument("--repeat", type=int, default=1, help="post the per-test requests this many times")
+    args = parser.parse_args()
+    items = work(shared(), args.max_tests, args.programs)
+    tests = sum(len(io["inputs"]) for _, io, _ in items)
+    print(f"{len(items)} programs, {tests} tests; {args.clients} clients, {args.workers} workers")
+    server, url = start(args.workers, args.timeout)
+    try:
+        load(server, url, [("/judge", {"code": code, "tests": io}) for _, io, code in items[:4]], 4)  # warm
+        calls = [("/run_code", {"code": code, "stdin": i, "language": "python", "run_timeout": args.timeout})
+                 for _, io, code in items for i in io["inputs"]]
+        per_test = load(server, url, calls * args.repeat, args.clients)
+        per_test["cpu"] /= args.repeat
+        per_test["client_cpu"] /= args.repeat
+        batched = load(server, url, [("/judge", {"code": code, "tests": io}) for _, io, code in items], args.clients)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(60)
+    mine = in_process(items, args.timeout)
+    judged = [a for _, a in batched["answers"]]
+    programs_cpu = sum(t["cpu_time"] for a in judged for t in a.get("tests", []))
+    expected = [o for _, io, _ in items for o in io["outputs"]]
+    verl_pass = [a.get("status") == "Success" and (a["run_result"]["stdout"] or "").rstrip("\n") == str(o).rstrip("\n")
+                 for (_, a), o in zip(per_test["answers"], expected * args.repeat)]
+    print(line("per test", per_test, tests, programs_cpu))
+    print(line("batched", batched, tests, programs_cpu))
+    print(line("in process", mine, tests, mine["programs_cpu"]))
+    print(f"CPU per test: per test over HTTP {per_test['cpu'] / mine['cpu']:.2f}x the in-process API's, batched "
+          f"{batched['cpu'] / mine['cpu']:.2f}x; p99/p50 per test {per_test['p99'] / per_test['p50']:.1f}, batched "
+          f"{batched['p99'] / batched['p50']:.1f}")
+    same = sum(abs(a.get("tests_passed", -1) / max(1, a.get("tests_total", 1)) - s) < 1e-9
+               for a, s in zip(judged, mine["scores"]))
+    print(f"scores: /judge equals the in-process reward for {same} of {len(items)} programs; tests passed by verl's "
+          f"comparison over /run_code: {sum(verl_pass)} of {tests * args.repeat}, by the judge: "
+          f"{sum(a.get('tests_passed', 0) for a in judged) * args.repeat}")
+
+
+if __name__ == "__main__":
+    main()

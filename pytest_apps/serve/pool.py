@@ -1,0 +1,133 @@
+"""The server's executors and its admission: at most `workers` requests run at once, each on a warm executor of its
+own (`executor.Executor`, one fork server each, started on first use and kept), in a thread of its own; others wait
+in a bounded queue, first come first served, each until its deadline.
+
+A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
+retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
+cannot change another's verdict; the executor's own fence keeps their files and processes apart. Closing stops
+what waits, tells running work to stop at its next test, gives it `grace` seconds, then stops every executor
+(killing whatever still runs in it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+from ..executor import Executor, Limits
+
+T = TypeVar("T")
+
+
+class Busy(Exception):
+    """No executor became free before the request's deadline, or the queue was full."""
+
+
+class Closing(Exception):
+    """The server is stopping: the request was not started."""
+
+
+class Pool:
+    """`workers` executors behind a queue of at most `queue` waiting requests, each waiting at most `wait` seconds.
+
+    `run(job, preload)` calls ``job(executor)`` in a worker thread with an executor whose zygote preloads `preload`
+    (the judge profile's modules), made with `limits` and kept warm for the next request that needs the same."""
+
+    def __init__(self, workers: int, queue: int, wait: float, limits: Limits) -> None:
+        self.workers = workers
+        self.queue = queue
+        self.wait = wait
+        self.limits = limits
+        self.waiting = 0  # requests in the queue now
+        self.running = 0
+        self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
+        self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
+        self._gate: asyncio.Semaphore | None = None
+        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="apps-serve")
+        self._lock = threading.Lock()
+        self._idle: list[Executor] = []  # the most recently used last
+        self._count = 0
+        self._all: list[Executor] = []
+
+    async def run(self, job: Callable[[Executor], T], preload: tuple[str, ...] = ()) -> T:
+        """``job(executor)``'s value, once an executor is free; Busy when none is before the deadline."""
+        if self.stopping.is_set():
+            raise Closing("the server is stopping")
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self.workers)
+        if self.waiting >= self.queue and self._gate.locked():
+            raise Busy(f"the queue is full ({self.queue} requests wait for {self.workers} workers)")
+        self.waiting += 1
+        try:
+            async with asyncio.timeout(self.wait):  # (not wait_for: it can lose an acquisition made as it times out)
+                await self._gate.acquire()
+        except TimeoutError:
+            raise Busy(f"no worker became free within {self.wait:g} s ({self.workers} workers, "
+                       f"{self.waiting - 1} requests waiting)") from None
+        finally:
+            self.waiting -= 1
+        self.running += 1
+        try:
+            if self.stopping.is_set():
+                raise Closing("the server is stopping")
+            return await asyncio.get_running_loop().run_in_executor(self._threads, self._on_executor, job, preload)
+        finally:
+            self.running -= 1
+            self._gate.release()
+
+    def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...]) -> T:
+        executor = self._checkout(preload)
+        before = executor.faults
+        try:
+            return job(executor)
+        finally:
+            with self._lock:
+                self.faults += executor.faults - before
+                self._idle.append(executor)
+
+    def _checkout(self, preload: tuple[str, ...]) -> Executor:
+        """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors, an idle one
+        preloading other modules is stopped to make room (the gate lets at most `workers` jobs in, so one is idle)."""
+        with self._lock:
+            for i in range(len(self._idle) - 1, -1, -1):
+                if self._idle[i].preload == preload:
+                    return self._idle.pop(i)
+            other = self._idle.pop(0) if self._count >= self.workers and self._idle else None
+            if other is None:
+                self._count += 1
+            else:
+                self._all.remove(other)
+            executor = Executor(self.limits, preload=preload)
+            self._all.append(executor)
+        if other is not None:
+            other.close()
+        return executor
+
+    def executors(self) -> int:
+        with self._lock:
+            return len(self._all)
+
+    def close(self, grace: float = 5.0) -> None:
+        """Stop taking work, let running jobs end (they stop at their next test) for up to `grace` seconds, then
+        stop every executor. Idempotent."""
+        self.stopping.set()
+        done = threading.Event()
+        waiter = threading.Thread(target=lambda: (self._threads.shutdown(wait=True, cancel_futures=True),
+                                                  done.set()), daemon=True)
+        waiter.start()
+        done.wait(max(0.0, grace))
+        with self._lock:
+            executors, self._all, self._idle = list(self._all), [], []
+        for executor in executors:
+            executor.close()
+
+
+def cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)

@@ -1,0 +1,386 @@
+"""`python -m pytest_apps serve` as a real process on 127.0.0.1, called over real HTTP: SandboxFusion's schema, the
+judged endpoints, the limits, the queue's deadline, SIGTERM, the body and test limits, the token, and the executor's
+escape programs sent over HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from servehttp import Server, descendants
+
+STDIN_TESTS = {"inputs": ["1\n", "2\n", "3\n"], "outputs": ["2\n", "4\n", "6\n"]}
+
+
+@pytest.fixture(scope="module")
+def server():
+    srv = Server("--workers", "2", "--max-timeout", "20")
+    yield srv
+    srv.stop()
+
+
+# -- /run_code: SandboxFusion's schema ------------------------------------------------------------------------
+
+
+def test_run_code_success_has_sandboxfusions_fields(server):
+    answer = server.run_code("print(input()[::-1])", "abc")
+    assert set(answer) >= {"status", "message", "compile_result", "run_result", "executor_pod_name", "files"}
+    assert answer["status"] == "Success" and answer["compile_result"] is None
+    run = answer["run_result"]
+    assert (run["status"], run["return_code"], run["stdout"], run["stderr"]) == ("Finished", 0, "cba\n", "")
+    assert 0 < run["execution_time"] < 1 and answer["pytest_apps"]["ending"] == "exited"
+
+
+def test_run_code_failure_and_signal(server):
+    failed = server.run_code("import sys\nprint('x')\nsys.exit(3)")
+    assert failed["status"] == "Failed" and failed["run_result"]["return_code"] == 3
+    raised = server.run_code("raise ValueError('boom')")
+    assert raised["status"] == "Failed" and raised["run_result"]["return_code"] == 1
+    assert "ValueError: boom" in raised["run_result"]["stderr"]
+    killed = server.run_code("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
+    assert killed["status"] == "Failed" and killed["run_result"]["return_code"] == -11
+    syntax = server.run_code("x = (")
+    assert syntax["status"] == "Failed" and "SyntaxError" in syntax["run_result"]["stderr"]
+
+
+def test_run_timeout_is_the_programs_own_time(server):
+    answer = server.run_code("while True: pass", run_timeout=1)
+    run = answer["run_result"]
+    assert answer["status"] == "Failed" and run["status"] == "TimeLimitExceeded" and run["return_code"] is None
+    assert run["execution_time"] >= 1.0 and answer["pytest_apps"]["ending"] == "timeout"
+    quick = server.run_code("import time\ntime.sleep(0.3)\nprint('up')", run_timeout=1)
+    assert quick["status"] == "Success" and quick["run_result"]["execution_time"] >= 0.3  # blocked time counts
+
+
+def test_memory_limit_gives_a_memory_verdict(server):
+    answer = server.run_code("x = bytearray(700 << 20)\nprint('allocated')", memory_limit_MB=256)
+    assert answer["status"] == "Failed" and answer["pytest_apps"]["ending"] == "memory"
+    assert "MemoryError" in answer["run_result"]["stderr"] and answer["run_result"]["stdout"] == ""
+    roomy = server.run_code("x = bytearray(100 << 20)\nprint('allocated')", memory_limit_MB=1024)
+    assert roomy["status"] == "Success" and roomy["run_result"]["stdout"] == "allocated\n"
+
+
+def test_output_is_capped(server):
+    answer = server.run_code("import sys\nwhile True: sys.stdout.write('x' * 65536)", run_timeout=5)
+    assert answer["status"] == "Failed" and answer["pytest_apps"]["ending"] == "output_limit"
+    assert len(answer["run_result"]["stdout"]) <= 8 << 20
+
+
+def test_other_languages_and_files_are_a_sandbox_error(server):
+    for body in ({"code": "int main(){}", "language": "cpp"},
+                 {"code": "print(1)", "language": "python", "files": {"a.txt": "eA=="}},
+                 {"code": "print(1)", "language": "python", "run_timeout": 500}):
+        status, answer = server.post("/run_code", body)
+        assert status == 200 and answer["status"] == "SandboxError" and answer["run_result"] is None, answer
+        assert answer["message"]
+    status, answer = server.post("/run_code", {"code": "print(1)", "language": "cpp"})
+    assert "Python programs only" in answer["message"]
+
+
+def test_a_body_off_the_schema_is_422(server):
+    for body in ({"language": "python"}, {"code": 3, "language": "python"}, [1, 2],
+                 {"code": "print(1)", "language": "python", "run_timeout": -1}):
+        status, answer = server.post("/run_code", body)
+        assert status == 422 and answer["detail"], (body, answer)
+    status, answer = server.post("/run_code", raw=b"{not json")
+    assert status == 422 and "not JSON" in answer["detail"]
+
+
+# -- /submit and /judge ---------------------------------------------------------------------------------------
+
+
+def test_judge_gives_each_tests_verdict_and_time(server):
+    status, answer = server.post("/judge", {"code": "n = int(input())\nprint(n * 2 if n < 3 else 0)",
+                                            "tests": STDIN_TESTS})
+    assert status == 200 and answer["status"] == "Success", answer
+    assert (answer["accepted"], answer["verdict"], answer["tests_passed"], answer["tests_run"]) == (False, "fail", 2, 3)
+    assert [t["verdict"] for t in answer["tests"]] == ["pass", "pass", "wrong_answer"]
+    assert all(t["time"] > 0 and t["cpu_time"] > 0 for t in answer["tests"])
+    assert answer["tests"][2]["detail"]["got"] == "0\n"
+    status, fast = server.post("/judge", {"code": "print(0)", "tests": STDIN_TESTS, "fail_fast": True})
+    assert fast["tests_run"] == 1 and fast["verdict"] == "fail" and fast["tests_total"] == 3
+
+
+def test_judge_call_based_and_profiles(server):
+    tests = {"fn_name": "add", "inputs": [[1, 2], [3, 4]], "outputs": [[3], [7]]}
+    for judge in ("seed", "apps"):
+        status, answer = server.post("/judge", {"code": "def add(a, b):\n    return a + b", "tests": tests,
+                                                "judge": judge})
+        assert status == 200 and answer["accepted"] and answer["judge"] == judge, answer
+    status, answer = server.post("/judge", {"code": "print(1)", "tests": tests, "judge": "nosuch"})
+    assert status == 400 and "nosuch" in answer["detail"]
+    status, answer = server.post("/judge", {"code": "print(1)", "tests": {"inputs": ["1"], "outputs": []}})
+    assert status == 400 and answer["detail"]
+
+
+def test_submit_takes_provided_data_in_every_form(server):
+    completion = "Here:\n```python\nprint(int(input()) * 2)\n```\n"
+    forms = [{"input_output": STDIN_TESTS}, {"input_output": json.dumps(STDIN_TESTS)}, STDIN_TESTS,
+             {"test": [{"input": {"stdin": i}, "output": {"stdout": o}} for i, o in
+                       zip(STDIN_TESTS["inputs"], STDIN_TESTS["outputs"])]}]
+    for data in forms:
+        status, answer = server.post("/submit", {"dataset": "apps", "id": 7, "completion": completion,
+                                                 "config": {"language": "python", "provided_data": data}})
+        assert status == 200 and answer["accepted"] is True, answer
+        assert answer["id"] == 7 and answer["extracted_code"] == "print(int(input()) * 2)"
+        assert answer["extracted_type"] == "fenced" and len(answer["tests"]) == 3
+        assert all(t["passed"] and t["exec_info"]["status"] == "Success" for t in answer["tests"])
+
+
+def test_submit_stops_at_the_first_failure_unless_run_all_cases(server):
+    body = {"dataset": "apps", "id": 1, "completion": "```python\nprint(2)\n```",
+            "config": {"provided_data": STDIN_TESTS}}
+    status, answer = server.post("/submit", body)
+    assert status == 200 and answer["accepted"] is False and not answer["tests"][-1]["passed"]
+    assert len(answer["tests"]) < 3
+    body["config"]["extra"] = {"run_all_cases": True}
+    status, every = server.post("/submit", body)
+    assert [t["passed"] for t in every["tests"]] == [True, False, False]
+    assert every["tests"][1]["test_info"]["verdict"] == "wrong_answer"
+
+
+# -- health and metrics ---------------------------------------------------------------------------------------
+
+
+def test_health_and_prometheus_metrics(server):
+    server.run_code("print(1)")
+    server.post("/judge", {"code": "print(0)", "tests": STDIN_TESTS})
+    assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "queue": 0,
+                                           "executors": server.get("/health")[1]["executors"]})
+    assert server.get("/v1/ping") == (200, "pong")
+    status, text = server.get("/metrics")
+    assert status == 200
+    lines = text.splitlines()
+    assert 'pytest_apps_serve_requests_total{endpoint="/run_code",code="200"}' in text
+    assert any(l.startswith('pytest_apps_serve_request_seconds{endpoint="/judge",quantile="0.99"}') for l in lines)
+    assert "pytest_apps_serve_queue_length 0" in lines
+    assert any(l.startswith('pytest_apps_serve_test_verdicts_total{verdict="wrong_answer"}') for l in lines)
+    assert any(l.startswith('pytest_apps_serve_run_code_endings_total{ending="exited"}') for l in lines)
+    for line in lines:  # every sample line is "name{labels} number"
+        if not line.startswith("#"):
+            float(line.rsplit(" ", 1)[1])
+
+
+# -- isolation over HTTP: the executor's escape programs ------------------------------------------------------
+
+
+def test_no_network_over_http(server):
+    src = ("import socket\nfor addr in (('1.1.1.1', 80), ('127.0.0.1', %d)):\n    try:\n"
+           "        socket.create_connection(addr, timeout=0.5)\n        print('connected', addr)\n"
+           "    except OSError:\n        pass\n") % int(server.url.rsplit(":", 1)[1])
+    assert server.run_code(src)["run_result"]["stdout"] == ""
+
+
+def test_no_parent_secrets_over_http(server):
+    src = ("import os\ngot = []\nfor p in ['/proc/%d/environ' % os.getppid(), '/proc/1/environ']:\n    try:\n"
+           "        got.append(open(p).read(50))\n    except OSError:\n        pass\nprint(got)\n"
+           "print(sorted(k for k in os.environ if 'TOKEN' in k or 'APPS' in k))\n"
+           "for target in (os.getppid(), 1):\n    try:\n        os.kill(target, 9)\n        print('killed', target)\n"
+           "    except OSError:\n        pass\n")
+    answer = server.run_code(src)
+    assert answer["run_result"]["stdout"] == "[]\n[]\n", answer
+    assert server.get("/health")[0] == 200
+
+
+def test_no_file_of_another_request_is_seen(server):
+    planted = server.run_code("import os\nopen('secret.txt', 'w').write('mine')\nprint(os.getcwd())")
+    folder = planted["run_result"]["stdout"].strip()
+    probe = ("import os\nprint(os.listdir('.'))\nfor p in ['secret.txt', %r]:\n    try:\n"
+             "        print(open(p).read())\n    except OSError:\n        print('denied')\n") % (folder + "/secret.txt")
+    answer = server.run_code(probe)
+    assert answer["run_result"]["stdout"] == "[]\ndenied\ndenied\n", answer
+
+
+def test_nothing_outlives_its_request(server):
+    src = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+           "        print(os.getpid(), flush=True)\n        os.close(0); os.close(1); os.close(2)\n"
+           "        time.sleep(60)\n    os._exit(0)\ntime.sleep(0.2)\n")
+    pid = int(server.run_code(src)["run_result"]["stdout"].split()[0])  # as its own pid namespace numbers it
+    # the executor kills what a run left behind before its next run starts (executor/server.py's settle): the
+    # next request runs on the warmest executor, the same one
+    assert server.run_code("print('next')")["run_result"]["stdout"] == "next\n"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive_as(server.proc.pid, pid):
+        time.sleep(0.05)
+    assert not _alive_as(server.proc.pid, pid)
+    bomb = server.run_code("import os\nwhile True:\n    os.fork()", run_timeout=1)
+    assert bomb["status"] == "Failed"
+    assert server.run_code("print('still here')")["run_result"]["stdout"] == "still here\n"
+
+
+def _alive_as(root: int, inner: int) -> bool:
+    """Whether a living process below `root` has pid `inner` in its innermost pid namespace."""
+    for pid in descendants(root):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                nspid = next(line for line in f if line.startswith("NSpid:")).split()[1:]
+        except (OSError, StopIteration):
+            continue
+        if int(nspid[-1]) == inner and _state(pid) != "Z":
+            return True
+    return False
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def test_one_request_never_changes_anothers_verdict(server):
+    """A memory hog, a busy loop and a fork bomb beside plain programs: each plain program's answer is its own."""
+    hostile = ["x = bytearray(3 << 30)", "while True: pass", "import os\nwhile True:\n    os.fork()"]
+    answers: dict[int, dict] = {}
+
+    def call(i: int) -> None:
+        if i % 2:
+            answers[i] = server.run_code(hostile[i % 3], run_timeout=1, memory_limit_MB=512)
+        else:
+            answers[i] = server.run_code(f"print({i} * int(input()))", "3", run_timeout=2)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(0, 12, 2):
+        assert answers[i]["status"] == "Success" and answers[i]["run_result"]["stdout"] == f"{3 * i}\n"
+    assert all(answers[i]["status"] == "Failed" for i in range(1, 12, 2))
+
+
+def test_a_lost_executor_is_renewed_and_the_run_made_again():
+    """The executor's server killed while a program runs: the run is made again on a renewed executor, and the
+    answer is the program's, never a failure it did not cause."""
+    srv = Server("--workers", "1")
+    answers: list[dict] = []
+    try:
+        assert srv.run_code("print(1)")["status"] == "Success"
+        caller = threading.Thread(target=lambda: answers.append(
+            srv.run_code("import time\ntime.sleep(1)\nprint(2)", run_timeout=5)))
+        caller.start()
+        time.sleep(0.5)
+        executors = [p for p in descendants(srv.proc.pid) if _is_executor(p)]
+        assert executors
+        for pid in executors:
+            os.kill(pid, 9)
+        caller.join()
+        assert answers[0]["status"] == "Success" and answers[0]["run_result"]["stdout"] == "2\n", answers
+        assert "pytest_apps_serve_executor_faults_total 1" in srv.get("/metrics")[1]
+    finally:
+        srv.stop()
+
+
+def _is_executor(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")[-2].endswith(b"executor/serve.py")
+    except (OSError, IndexError):
+        return False
+
+
+# -- serving that cannot hang a trainer -----------------------------------------------------------------------
+
+
+def test_a_request_that_cannot_start_in_time_is_504():
+    srv = Server("--workers", "1", "--queue-timeout", "0.5")
+    try:
+        slow = threading.Thread(target=srv.run_code, args=("import time\ntime.sleep(3)",), kwargs={"run_timeout": 5})
+        slow.start()
+        time.sleep(0.8)
+        started = time.monotonic()
+        status, answer = srv.post("/run_code", {"code": "print(1)", "language": "python"})
+        assert status == 504 and "busy" in answer["detail"] and time.monotonic() - started < 2.5
+        slow.join()
+        assert srv.run_code("print(1)")["status"] == "Success"
+        assert 'endpoint="/run_code",code="504"} 1' in srv.get("/metrics")[1]
+    finally:
+        srv.stop()
+
+
+def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():
+    srv = Server("--workers", "1", "--drain", "10")
+    answers: list[dict] = []
+    try:
+        srv.run_code("print(1)")
+        executors = descendants(srv.proc.pid)
+        caller = threading.Thread(target=lambda: answers.append(
+            srv.run_code("import time\ntime.sleep(1.5)\nprint('done')", run_timeout=5)))
+        caller.start()
+        time.sleep(0.5)
+        took = srv.stop()
+        caller.join()
+    finally:
+        if srv.proc.poll() is None:
+            srv.proc.kill()
+    assert answers and answers[0]["status"] == "Success" and answers[0]["run_result"]["stdout"] == "done\n"
+    assert took < 6 and srv.proc.returncode in (0, -signal.SIGTERM)  # uvicorn ends by its signal, once drained
+    time.sleep(0.5)
+    assert [p for p in executors if os.path.exists(f"/proc/{p}") and _state(p) != "Z"] == []
+
+
+# -- security -------------------------------------------------------------------------------------------------
+
+
+def test_body_and_test_count_limits_are_413():
+    srv = Server("--max-body", "4K", "--max-tests", "3")
+    try:
+        status, answer = srv.post("/run_code", {"code": "#" * 5000, "language": "python"})
+        assert status == 413 and "--max-body" in answer["detail"]
+        many = {"inputs": ["1\n"] * 4, "outputs": ["2\n"] * 4}
+        status, answer = srv.post("/judge", {"code": "print(2)", "tests": many})
+        assert status == 413 and "--max-tests" in answer["detail"]
+        status, answer = srv.post("/judge", {"code": "print(2)", "tests": {"inputs": ["1\n"] * 3,
+                                                                             "outputs": ["2\n"] * 3}})
+        assert status == 200 and answer["accepted"]
+    finally:
+        srv.stop()
+
+
+def test_a_public_bind_without_a_token_is_refused():
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_APPS_SERVE_TOKEN"}
+    done = subprocess.run([sys.executable, "-m", "pytest_apps", "serve", "--host", "0.0.0.0", "--port", "0"],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and "--host 0.0.0.0" in done.stderr and "token" in done.stderr
+    short = subprocess.run([sys.executable, "-m", "pytest_apps", "serve", "--token", "short", "--port", "0"],
+                           capture_output=True, text=True, timeout=60, env=env)
+    assert short.returncode == 2 and "--token" in short.stderr
+
+
+def test_the_token_is_required_in_a_header_or_the_path():
+    token = "s3cret-token-of-some-length"
+    srv = Server("--host", "0.0.0.0", env={**os.environ, "PYTEST_APPS_SERVE_TOKEN": token})
+    srv.url = srv.url.replace("0.0.0.0", "127.0.0.1")
+    body = {"code": "print(1)", "language": "python"}
+    try:
+        assert srv.post("/run_code", body)[0] == 401
+        assert srv.post("/run_code", body, headers={"Authorization": "Bearer wrong-token-of-some-length"})[0] == 401
+        assert srv.post("/run_code", body, headers={"Authorization": token})[0] == 401
+        assert srv.post("/token/wrong/run_code", body)[0] == 401
+        assert srv.get("/metrics")[0] == 401
+        status, answer = srv.post("/run_code", body, headers={"Authorization": f"Bearer {token}"})
+        assert status == 200 and answer["status"] == "Success"
+        status, answer = srv.post(f"/token/{token}/run_code", body)
+        assert status == 200 and answer["run_result"]["stdout"] == "1\n"
+        assert srv.get("/health")[0] == 200  # the health check needs no token
+        src = "import os\nprint([k for k, v in os.environ.items() if 'TOKEN' in k or %r in v])" % token
+        status, answer = srv.post("/run_code", {"code": src, "language": "python"},
+                                  headers={"Authorization": f"Bearer {token}"})
+        assert answer["run_result"]["stdout"] == "[]\n"  # the program never sees the token
+    finally:
+        srv.stop()
+
+
+def test_which_addresses_are_loopback():
+    from pytest_apps.serve.cli import is_loopback
+
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.0.0.1", "no-such-host.invalid"))
