@@ -139,7 +139,7 @@ def measure(mode: str, size: int, dedup: bool, data: tuple[list[str], list[str],
         p99 = max(r["batch_latency_p99_s"] for r in results)
         deduplicated = sum(r["batch_deduplicated"] for r in results) / max(1, min(size, count))
     if mode == "sync":
-        latencies = sorted(d[3] for d in rows)
+        latencies = sorted(d[3] for d in rows if d[0]) or [0.0]  # over the programs that ran, as batch_figures
         p50, p99 = latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
         deduplicated = sum(bool(d[1]) for d in rows)
         own = sum(d[2] for d in rows if d[0])
@@ -208,7 +208,7 @@ def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int)
                     started = time.perf_counter()
                     r(completions=texts, input_output=ios, problem_id=pids)
                     took = time.perf_counter() - started
-                    f = batch_figures(r.last)
+                    f = batch_figures(r.last, "apps")
                     print(f"{name:<20} {len(texts)} completions in {took:.2f} s, {len(texts) / took / cores:.1f}/s/core, "
                           f"p50 {f['apps/latency_p50_s']:.2f} s, p99 {f['apps/latency_p99_s']:.2f} s, "
                           f"{f['apps/deduplicated']:.0f} deduplicated")

@@ -399,8 +399,9 @@ class Evaluator:
         one test's limit later. Verdicts do not depend on the batch's size or the concurrency.
 
         `timings`, if given (a list), receives one entry per pair: (seconds it waited for an executor, seconds
-        from the call to its result), or None where it was not scored. On a Ray cluster neither is known per
-        program here: each is (0, the batch's time).
+        from the call to its result), or None where it was not scored. On a Ray cluster the first is the time
+        until it was sent to a node (each node takes two programs per executor at a time), the second when its
+        result came back here.
         """
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)
@@ -427,11 +428,7 @@ class Evaluator:
 
         with self._timed():
             if self.cluster is not None:
-                results = self._score_on_cluster(work, labels, stop_fast, deadline)
-                if timings is not None:
-                    now = time.monotonic() - started
-                    timings.extend(None if r is None else (0.0, now) for r in results)
-                return results
+                return self._score_on_cluster(work, labels, stop_fast, deadline, started, timings)
             stopped = threading.Event()
             pool = self._pool()
             futures: list[Future[ProblemResult | None]] = [
@@ -566,8 +563,10 @@ class Evaluator:
         return results
 
     def _score_on_cluster(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
-                          deadline: float | None) -> list[ProblemResult | None]:
-        """The same results as `_score_on`, from executors in Ray actors (`engine.cluster`)."""
+                          deadline: float | None, started: float = 0.0,
+                          timings: list[tuple[float, float] | None] | None = None) -> list[ProblemResult | None]:
+        """The same results as `_score_on`, from executors in Ray actors (`engine.cluster`); `timings` as
+        `score_batch`'s, from `started`."""
         from .engine.cluster import Work
 
         results: list[ProblemResult | None] = [None] * len(work)
@@ -584,10 +583,15 @@ class Evaluator:
                 continue
             remote.append(Work(shown, candidate, _TEST_DATA.serial(problem), _TEST_DATA.get(problem)))
             where.append(i)
-        for i, w, records in zip(where, remote, self.cluster.run(remote, fail_fast, deadline)):
+        times: list[tuple[float, float] | None] = []
+        spans: list[tuple[float, float] | None] = [None if r is None else (0.0, 0.0) for r in results]
+        for i, w, records, span in zip(where, remote, self.cluster.run(remote, fail_fast, deadline, times), times):
             results[i] = None if records is None else single_result(w.problem, w.candidate, records)
+            spans[i] = None if span is None else (span[0] - started, span[1] - started)
             with self._lock:  # (confirmed on the node, engine/cluster.py)
                 self.confirmations += sum(bool(r.confirmed) for r in records or ())
+        if timings is not None:
+            timings.extend(spans)
         return results
 
     def _checkout(self) -> Executor:

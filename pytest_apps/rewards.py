@@ -87,6 +87,7 @@ class RewardDetail:
     reason: str = ""
     ran: bool = False  # its program ran in this batch (not a duplicate, not a result reused from a recent batch)
     deduplicated: bool = False  # the result of the same program on the same tests, run once for all of them
+    cached: bool = False  # the result of the same program on the same tests kept from a recent batch
     retried: bool = False  # a harness fault made it run a second time
     latency: float = 0.0  # seconds from the batch's start to its result
     queue: float = 0.0  # of those, seconds it waited for an executor
@@ -267,11 +268,11 @@ class CodeReward:
         problems = [self._problem_of(columns, i) for i in range(len(texts))]
         details = self.score(texts, problems)
         if callable(log_metric):
-            for key, value in batch_figures(details).items():
+            for key, value in batch_figures(details, self.__name__).items():
                 log_metric(key, value)
         if callable(log_extra):
-            log_extra("apps_verdict", [d.verdict for d in details])
-            log_extra("apps_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
+            log_extra(f"{self.__name__}_verdict", [d.verdict for d in details])
+            log_extra(f"{self.__name__}_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
         return [d.reward for d in details]
 
     def as_async(self) -> functools.partial[Any]:
@@ -301,14 +302,15 @@ class CodeReward:
             first[key] = i
             known = self._known(key, problem)
             if known is not None:
-                details[i] = replace(known, ran=False, deduplicated=True, retried=False, latency=0.0, queue=0.0)
+                details[i] = replace(known, ran=False, deduplicated=False, cached=True, retried=False, latency=0.0,
+                                     queue=0.0)
         run = [(i, key) for key, i in first.items() if details[i] is None]
         if run:
             self._run(run, problems, details, started)
         for i, source in copies:
             found = details[source]
             assert found is not None
-            details[i] = replace(found, ran=False, deduplicated=True)
+            details[i] = replace(found, ran=False, deduplicated=True, cached=False, retried=False)
         done = [d for d in details if d is not None]
         self.last = done
         if self.on_batch is not None:
@@ -469,36 +471,39 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.999999) - 1))]
 
 
-def batch_figures(details: Sequence[RewardDetail]) -> dict[str, float]:
-    """One batch's figures, the same keys every time (TRL wants every process to log the same keys):
-    the share of scored completions that passed, of tests passed, counts of each test verdict kind and of
-    completions without a reward; how many programs ran, how many completions took the result of the same
-    program run once (or in a recent batch: ``deduplicated``), how many ran again after a harness fault; the
-    completions' latency (seconds from the batch's start to their result: p50, p99, the slowest) and the
-    median time the programs waited for an executor (``queue_s``)."""
+def batch_figures(details: Sequence[RewardDetail], name: str = "apps") -> dict[str, float]:
+    """One batch's figures under the reward function's `name` (``<name>/pass_rate``...), the same keys every
+    time (TRL wants every process to log the same keys; two reward functions of one trainer, named apart, never
+    average into each other): the share of scored completions that passed, of tests passed, counts of each test
+    verdict kind and of completions without a reward; how many programs ran, how many completions took the
+    result of the same program run once in this batch (``deduplicated``) or kept from a recent batch
+    (``cached``), how many ran again after a harness fault. The latency figures are over the programs that ran
+    (a reused result took no time and is counted apart, above): seconds from the batch's start to each one's
+    result (p50, p99, the slowest) and the median time they waited for an executor (``queue_s``)."""
     scored = [d for d in details if d.reward is not None]
     tests_run = sum(d.tests_run for d in scored)
-    timed = [d for d in details if d.ran or d.deduplicated]
-    latencies = [d.latency for d in timed]
-    out = {
-        "apps/pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
-        "apps/test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
-        "apps/no_code": float(sum(d.verdict == P_NO_CODE for d in details)),
-        "apps/no_reward": float(len(details) - len(scored)),
-        "apps/not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
-        "apps/harness_error": float(sum(d.verdict == HARNESS for d in details)),
-        "apps/not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
-        "apps/programs_run": float(sum(d.ran for d in details)),
-        "apps/deduplicated": float(sum(d.deduplicated for d in details)),
-        "apps/retried": float(sum(d.retried for d in details)),
-        "apps/latency_p50_s": round(_quantile(latencies, 0.5), 6),
-        "apps/latency_p99_s": round(_quantile(latencies, 0.99), 6),
-        "apps/slowest_s": round(max(latencies, default=0.0), 6),
-        "apps/queue_s": round(_quantile([d.queue for d in details if d.ran], 0.5), 6),
+    ran = [d for d in details if d.ran]
+    latencies = [d.latency for d in ran]
+    figures = {
+        "pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
+        "test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
+        "no_code": float(sum(d.verdict == P_NO_CODE for d in details)),
+        "no_reward": float(len(details) - len(scored)),
+        "not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
+        "harness_error": float(sum(d.verdict == HARNESS for d in details)),
+        "not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
+        "programs_run": float(len(ran)),
+        "deduplicated": float(sum(d.deduplicated for d in details)),
+        "cached": float(sum(d.cached for d in details)),
+        "retried": float(sum(d.retried for d in details)),
+        "latency_p50_s": round(_quantile(latencies, 0.5), 6),
+        "latency_p99_s": round(_quantile(latencies, 0.99), 6),
+        "slowest_s": round(max(latencies, default=0.0), 6),
+        "queue_s": round(_quantile([d.queue for d in ran], 0.5), 6),
     }
     for kind in COUNTED_KINDS:
-        out[f"apps/tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
-    return out
+        figures[f"tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
+    return {f"{name}/{key}": value for key, value in figures.items()}
 
 
 # ------------------------------------------------------------------------------------------------- verl
@@ -527,7 +532,8 @@ _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
 _VERL_BATCH = {"batch_latency_p50_s": "apps/latency_p50_s", "batch_latency_p99_s": "apps/latency_p99_s",
                "batch_slowest_s": "apps/slowest_s", "batch_queue_s": "apps/queue_s",
-               "batch_deduplicated": "apps/deduplicated", "batch_retried": "apps/retried"}
+               "batch_deduplicated": "apps/deduplicated", "batch_cached": "apps/cached",
+               "batch_retried": "apps/retried"}
 
 
 def _index(value: Any) -> tuple[int, str | None]:

@@ -249,8 +249,11 @@ class RayExecutors:
             pass
 
     # -- work ------------------------------------------------------------------------------------------
-    def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None) -> list[list[CaseRecord] | None]:
-        """Records per work item, in order; None for an item not scored by `deadline` (time.monotonic())."""
+    def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None,
+            times: list[tuple[float, float] | None] | None = None) -> list[list[CaseRecord] | None]:
+        """Records per work item, in order; None for an item not scored by `deadline` (time.monotonic()).
+        `times`, if given, receives per item (when it was last sent to a node, when its result came back), in
+        `time.monotonic()` of this process, or None for an item not scored."""
         ray = self._ray
         lost_errors = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ()),
                        ray.exceptions.ObjectLostError)
@@ -266,6 +269,8 @@ class RayExecutors:
             inflight: dict[Any, tuple[int, str, Any]] = {}
             load: dict[Any, int] = {}  # actor handle -> programs in flight there
             boxes = {w.key: [self._ref(w.key, w.cases)] for w in work}
+            sent: list[float] = [0.0] * len(work)
+            came: list[float] = [0.0] * len(work)
             while pending or inflight:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
@@ -276,6 +281,7 @@ class RayExecutors:
                         ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
                                                left, fail_fast)
                         inflight[ref] = (i, node_id, actor)
+                        sent[i] = time.monotonic()
                         load[actor] = load.get(actor, 0) + 1
                 if not inflight:
                     self.refresh(deadline)
@@ -290,6 +296,7 @@ class RayExecutors:
                     load[actor] = load.get(actor, 0) - 1
                     try:
                         results[i] = ray.get(ref)
+                        came[i] = time.monotonic()
                     except lost_errors:
                         self._drop(node_id, actor)
                         lost = True
@@ -303,6 +310,8 @@ class RayExecutors:
                     if not self._actors and not inflight:
                         raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
             # past the deadline, what is still in flight is left to the actors: each stops at its next case
+            if times is not None:
+                times.extend(None if r is None else (sent[i], came[i]) for i, r in enumerate(results))
             return results
 
     def _ref(self, key: int, cases: Cases) -> Any:
