@@ -13,8 +13,10 @@ as verl's ``prime_code`` holds it), or its id into a split loaded with `load_pro
 ``dataset=``). Every program is scored by `Evaluator.score_batch` (warm executors, in parallel, fail-fast
 where the shape allows it, a batch time budget), so its verdicts are the plugin's.
 
-Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test) and
-``fraction`` (tests passed / tests, every test run). A completion without code is a real 0.0.
+Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test),
+``fraction`` (tests passed / tests, every test run) and ``continuous`` (verl's ``prime_code`` with
+``continuous=True``, its default for APPS rows: 1.0 when every test passes, else the share of the first 10
+tests, in the row's order, that pass). A completion without code is a real 0.0.
 
 Not scored is never 0.0: a harness error (the executor failed, not the program), a problem that cannot be
 judged (a row without usable tests, an unknown id), or a program the batch budget did not reach has no
@@ -46,7 +48,7 @@ from typing import Any
 
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
-from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
+from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
 from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
@@ -56,8 +58,9 @@ __all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "apps_reward", "
 
 log = logging.getLogger("pytest_apps.rewards")
 
-STRICT, FRACTION = "strict", "fraction"
-SHAPES = (STRICT, FRACTION)
+STRICT, FRACTION, CONTINUOUS = "strict", "fraction", "continuous"
+SHAPES = (STRICT, FRACTION, CONTINUOUS)
+CONTINUOUS_TESTS = 10  # verl's prime_code(continuous=True): partial credit over the first 10 tests
 # the verdict of a completion that has no reward
 NOT_SCORED = "not_scored"  # the batch budget ran out before it was scored
 HARNESS = "harness_error"  # the harness failed on a test the reward needs
@@ -144,6 +147,8 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
         return RewardDetail(None, NOT_APPLICABLE, reason=result.reason, **base)
     harness = kinds.get(RUN_HARNESS_ERROR, 0)
     real_failures = result.tests_run - result.tests_passed - harness
+    if shape == CONTINUOUS:
+        return _continuous(result, real_failures, harness, base)
     if shape == STRICT:
         if result.verdict == P_PASS:
             return RewardDetail(1.0, P_PASS, **base)
@@ -155,11 +160,29 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
     return RewardDetail(None, HARNESS if harness else NOT_SCORED, reason=why, **base)
 
 
+def _continuous(result: ProblemResult, real_failures: int, harness: int, base: dict[str, Any]) -> RewardDetail:
+    """verl's ``prime_code.compute_score(continuous=True)``: 1.0 when every test passes; else each of the first
+    `CONTINUOUS_TESTS` tests (the row's order) counts, whatever fails before it: passed among them / their
+    count. No reward when one of those first tests hit a harness fault or did not run, or when nothing failed
+    for real but a harness fault leaves "every test passes" unknown."""
+    if result.verdict == P_PASS:
+        return RewardDetail(1.0, P_PASS, **base)
+    first = {int(t["case"]): t["kind"] for t in result.tests if int(t["case"]) < CONTINUOUS_TESTS}
+    count = min(CONTINUOUS_TESTS, result.tests_total)
+    known = len(first) == count and RUN_HARNESS_ERROR not in first.values()
+    if known and real_failures > 0 and count > 0:
+        passed = sum(kind == PASS for kind in first.values())
+        return RewardDetail(passed / count, result.verdict, reason=result.reason, **base)
+    fault = RUN_HARNESS_ERROR in first.values() or (real_failures == 0 and harness > 0)
+    why = result.reason if fault else f"{count - len(first)} of the first {count} tests did not run"
+    return RewardDetail(None, HARNESS if fault else NOT_SCORED, reason=why, **base)
+
+
 class CodeReward:
     """A reward function for TRL's `GRPOTrainer` (``reward_funcs=[CodeReward(...)]``), and the scorer behind
     verl's `compute_score`.
 
-    `shape`: "strict" or "fraction". The problem of each completion, from the dataset's columns (TRL passes
+    `shape`: "strict", "fraction" or "continuous" (verl's `prime_code` partial credit). The problem of each completion, from the dataset's columns (TRL passes
     every column as a keyword argument, one value per completion): `io_column` (default ``input_output``),
     the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
     `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
@@ -205,7 +228,7 @@ class CodeReward:
         name: str | None = None,
     ) -> None:
         if shape not in SHAPES:
-            raise ValueError(f"shape: unknown reward shape {shape!r}; use {' or '.join(SHAPES)}")
+            raise ValueError(f"shape: unknown reward shape {shape!r}; use {', '.join(SHAPES)}")
         if budget is not None and budget <= 0:
             raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
         if cache < 0:

@@ -189,6 +189,28 @@ def test_shapes_on_plain_results() -> None:
     assert shape_of(None, "strict").verdict == "not_scored"
 
 
+def test_the_continuous_shape_is_verls_partial_credit_on_the_first_ten_tests() -> None:
+    def result(kinds: list[str], total: int | None = None) -> ProblemResult:
+        verdict = "pass" if kinds.count("pass") == len(kinds) == (total or len(kinds)) else "fail"
+        return ProblemResult("1", "interview", "stdin", "c", verdict, tests_passed=kinds.count("pass"),
+                             tests_run=len(kinds), tests_total=total or len(kinds),
+                             tests=[{"case": i, "kind": k} for i, k in enumerate(kinds)])
+
+    def continuous(kinds: list[str], total: int | None = None) -> float | None:
+        return shape_of(result(kinds, total), "continuous").reward
+
+    assert continuous(["pass"] * 14) == 1.0  # every test passes
+    # a failure on the 4th and on the 12th test: 9 of the first 10 pass, whatever comes after
+    assert continuous(["pass"] * 3 + ["wrong_answer"] + ["pass"] * 7 + ["timeout"] + ["pass"] * 2) == 0.9
+    assert continuous(["pass"] * 10 + ["wrong_answer"] * 4) == 1.0  # verl's shape: only the first 10 count
+    assert continuous(["pass", "runtime_error", "pass", "wrong_answer"]) == 0.5  # fewer tests: over them all
+    assert continuous(["pass"] * 3 + ["harness_error"] + ["wrong_answer"] * 2) is None  # one of the ten unknown
+    assert continuous(["wrong_answer"] + ["pass"] * 10 + ["harness_error"]) == 0.9  # known: it failed
+    assert shape_of(result(["pass"] * 11 + ["harness_error"]), "continuous").verdict == "harness_error"
+    assert shape_of(result(["pass"] * 4, total=14), "continuous").verdict == "not_scored"  # the budget ran out
+    assert continuous(["wrong_answer"] * 10, total=14) == 0.0  # the first ten ran: the rest cannot change it
+
+
 # --------------------------------------------------------------------------------------------- verl
 
 
