@@ -212,9 +212,78 @@ def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int)
                     print(f"{name:<20} {len(texts)} completions in {took:.2f} s, {len(texts) / took / cores:.1f}/s/core, "
                           f"p50 {f['apps/latency_p50_s']:.2f} s, p99 {f['apps/latency_p99_s']:.2f} s, "
                           f"{f['apps/deduplicated']:.0f} deduplicated")
+        callers_run(args, data, CALLERS)
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+CALLERS = 8  # verl's default reward.num_workers
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and every process under it, from /proc (the local cluster's nodes are all on this machine)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def rss_mib(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmRSS"))
+            total += int(line.split()[1])
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def callers_run(args: Any, data: tuple[list[str], list[str], list[str]], callers: int) -> None:
+    """`callers` processes scoring at once as verl's reward workers do (each a Ray actor with its own
+    `CodeReward(ray=True)`): the executor actors per node, their executors, processes and memory."""
+    import ray
+
+    @ray.remote(num_cpus=0)
+    class Worker:
+        def __init__(self) -> None:
+            self.reward = CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True)
+
+        def score(self, texts: list[str], ios: list[str], pids: list[str]) -> int:
+            return len(self.reward(completions=texts, input_output=ios, problem_id=pids))
+
+        def close(self) -> None:
+            self.reward.close()
+
+    texts, ios, pids = data
+    workers = [Worker.remote() for _ in range(callers)]
+    started = time.perf_counter()
+    share = max(1, len(texts) // callers)
+    ray.get([w.score.remote(texts[i * share:(i + 1) * share], ios[i * share:(i + 1) * share],
+                            pids[i * share:(i + 1) * share]) for i, w in enumerate(workers)])
+    took = time.perf_counter() - started
+    named = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "pytest_apps"]
+    print(f"{callers} callers, {share} completions each, in {took:.2f} s: {len(named)} executor actors for "
+          f"{len(ray.nodes())} nodes")
+    for entry in named:
+        actor = ray.get_actor(entry["name"], namespace="pytest_apps")
+        ready = ray.get(actor.ready.remote())
+        procs = tree(ready["pid"])
+        print(f"  {entry['name'][:40]:<40} executors {ready['executors']}, callers {ready['callers']}, "
+              f"{len(procs)} processes (actor + servers), {rss_mib(procs):.0f} MiB RSS "
+              f"(actor {rss_mib([ready['pid']]):.0f} MiB)")
+    ray.get([w.close.remote() for w in workers])
 
 
 if __name__ == "__main__":

@@ -257,7 +257,9 @@ class Evaluator:
 
     `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
-    node's CPUs) instead of `workers` here. The verdicts are the same; a node lost mid-batch costs only time.
+    node's CPUs) instead of `workers` here, shared by every caller on the cluster with the same options (one
+    pool per node, however many processes score); `ray_resource` keeps them to the nodes that hold that custom
+    Ray resource. The verdicts are the same; a node lost mid-batch costs only time.
 
     Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
     its own for a whole problem (so a program is compiled once per problem, as in the plugin).
@@ -275,6 +277,7 @@ class Evaluator:
         ray: bool = False,
         ray_per_node: int | None = None,
         confirm: bool = True,
+        ray_resource: str | None = None,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -313,7 +316,7 @@ class Evaluator:
             # a checker folder as an absolute path: every node builds the same spec from these settings
             where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
             self.cluster = RayExecutors(replace(self.settings, checkers=where), per_node=ray_per_node,
-                                        confirm=self.confirm)
+                                        confirm=self.confirm, resource=ray_resource)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:

@@ -22,9 +22,9 @@ Not scored is never 0.0: a harness error (the executor failed, not the program),
 judged (a row without usable tests, an unknown id), or a program the batch budget did not reach has no
 reward. `CodeReward` (TRL) returns None there, which TRL reads as "does not apply": that completion is left
 out of its group's baseline and gets no advantage. verl has no such value (the reward goes into a tensor), so
-`compute_score` raises `NotScored`, which stops a verl run (docs/rewards.md says what each verl reward manager
-does with it; ``rate_limited`` and the legacy ``prime`` turn it into 0.0: do not use them). A harness fault is
-run once more before it stays.
+`compute_score` raises `NotScored`, which stops the verl step under every manager verl ships (a
+`BaseException`, so that the managers that turn an `Exception` into 0.0 let it through; docs/rewards.md says
+what each does). A harness fault is run once more before it stays.
 
 verl's reward loop awaits `compute_score_async` (concurrent calls gathered into one batch); `compute_score` and
 `compute_score_batch` serve its sync path and the legacy managers. Within a call, the same program on the same
@@ -53,7 +53,7 @@ from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
-__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "apps_reward", "compute_score",
+__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "VerlResult", "apps_reward", "compute_score",
            "compute_score_async", "compute_score_batch", "completion_text"]
 
 log = logging.getLogger("pytest_apps.rewards")
@@ -70,9 +70,14 @@ _ROW_CACHE = 1024  # problems built from rows' own input_output, kept by their t
 RESULTS_CACHE = 4096  # default count of recent (problem, program) results kept for reuse
 
 
-class NotScored(RuntimeError):
+class NotScored(BaseException):
     """A completion that has no reward (verl's `compute_score`): the harness failed, the problem cannot be
-    judged, or the batch budget ran out. Never to be read as a reward of 0."""
+    judged, or the batch budget ran out. Never to be read as a reward of 0.
+
+    A `BaseException`, as `asyncio.CancelledError` is, and for the same reason: verl's ``rate_limited`` and legacy
+    ``prime`` managers turn every `Exception` of a reward function into a reward of 0.0 (and verl's legacy
+    reward step scores the whole batch again after one); this one passes through them and stops the step, as
+    verl's other managers do with any exception. Catch it by name."""
 
 
 @dataclass(frozen=True)
@@ -182,13 +187,15 @@ class CodeReward:
     """A reward function for TRL's `GRPOTrainer` (``reward_funcs=[CodeReward(...)]``), and the scorer behind
     verl's `compute_score`.
 
-    `shape`: "strict", "fraction" or "continuous" (verl's `prime_code` partial credit). The problem of each completion, from the dataset's columns (TRL passes
+    `shape`: "strict", "fraction" or "continuous" (verl's `prime_code` partial credit). The problem of each
+    completion, from the dataset's columns (TRL passes
     every column as a keyword argument, one value per completion): `io_column` (default ``input_output``),
     the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
     `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
     `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
-    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`) are
-    its own; or pass a ready `evaluator` (it is not closed by `close()` then).
+    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`,
+    `ray_resource`) are its own (on Ray, one pool of executors per node shared by every caller); or pass a
+    ready `evaluator` (it is not closed by `close()` then).
 
     Within a call, completions with the same program on the same problem's tests run once; `cache` recent
     results (program, problem) are reused by later calls (least recently used dropped first; 0: none);
@@ -222,6 +229,7 @@ class CodeReward:
         workers: int | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
+        ray_resource: str | None = None,
         cache: int = RESULTS_CACHE,
         dedup: bool = True,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
@@ -249,7 +257,7 @@ class CodeReward:
                 judge=evaluator.judge, checkers=evaluator.checkers, ray=evaluator.cluster is not None)
         else:
             self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
-                                 ray=ray, ray_per_node=ray_per_node)
+                                 ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource)
         self._fresh()
         # started now, so that a bad option fails here rather than at the first batch
         self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
@@ -549,7 +557,7 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node", "cache", "dedup")
+                 "workers", "ray", "ray_per_node", "ray_resource", "cache", "dedup")
 # what verl's reward loop adds to the call when a reward router is configured (not ours to read)
 _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
@@ -608,6 +616,17 @@ def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k in _VERL_OPTIONS}
 
 
+class VerlResult(dict):  # type: ignore[type-arg]
+    """One completion's result for verl: a dict (its reward loop's managers take "score" as the reward and log
+    every key) whose item 0 is the score too, as verl's legacy ``prime`` manager reads a result that is not a
+    number (``float(result[0])``: the ``(score, metadata)`` pair its own ``prime_code`` returns)."""
+
+    def __missing__(self, key: Any) -> Any:
+        if type(key) is int and key == 0:
+            return self["score"]
+        raise KeyError(key)
+
+
 def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
     """verl's dicts: each completion's figures with its batch's beside them; `NotScored` where one has no reward."""
     missing = [d for d in details if d.reward is None]
@@ -619,7 +638,7 @@ def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
                         f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
     figures = batch_figures(details)
     batch = {mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}
-    return [{**d.figures(), **batch} for d in details]
+    return [VerlResult({**d.figures(), **batch}) for d in details]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
@@ -631,7 +650,8 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
     problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
     ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
-    judge, checkers, workers, ray, ray_per_node, cache; what verl's reward loop adds (``reward_router_address``,
+    judge, checkers, workers, ray, ray_per_node, ray_resource, cache; what verl's reward loop adds
+    (``reward_router_address``,
     ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
     test counts and the batch's figures beside it (verl logs every key). Raises `NotScored` where there is no
     reward (never 0.0). `data_source` is not read: route by it in your own function if the run mixes tasks.
@@ -700,7 +720,7 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
     detail, figures = await gather.score(solution_str, problem)
     if detail.reward is None:
         raise NotScored(f"pytest-apps: no reward ({detail.verdict}: {detail.reason})")
-    return {**detail.figures(), **{mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}}
+    return VerlResult({**detail.figures(), **{mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}})
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
@@ -712,6 +732,18 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     problems = [_verl_problem(scorer, truth, info) for truth, info in zip(ground_truths, infos)]
     return _verl_results(scorer.score(list(solution_strs), problems))
+
+
+def _forget_scorers() -> None:
+    """In a forked child (verl's legacy ``prime`` manager forks a process pool per batch): the parent's scorers
+    talk to the parent's executors, so the child starts its own on first use, and leaves the parent's alone."""
+    global _SCORERS_LOCK
+    _SCORERS.clear()
+    _GATHERS.clear()
+    _SCORERS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_scorers)
 
 
 def close_scorers() -> None:
