@@ -1,10 +1,11 @@
 """Reward throughput and cost on real rows and model programs, GRPO-shaped: completions scored per second per
 core, the CPU spent per completion against the programs' own CPU, and the completions' latency (p50, p99), at
 batch sizes 1, 64 and 512, synchronous and async, with and without deduplication, side by side in one run
-(run by hand); then, unless --no-ray, the 512 batch on a two-node local Ray cluster.
+(run by hand); then, unless --no-ray, the 512 batch on a two-node local Ray cluster, and 8 callers at once on
+that cluster (verl's 8 reward workers): the executor actors per node, their executors, processes and memory.
 
     APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_rewards.py [--sizes 1,64,512] [--shape strict]
-        [--max-tests 20] [--timeout 4] [--no-ray]
+        [--max-tests 20] [--timeout 4] [--no-ray] [--callers-only]
 
 The batch is groups of 8 completions per problem (a GRPO group), drawn from the model programs of
 `candidates.jsonl` for the problems of `apps_test_rows.jsonl` (problems with fewer than 8 programs repeat
@@ -157,10 +158,15 @@ def main() -> None:
     parser.add_argument("--max-tests", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=4.0)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--callers-only", action="store_true",
+                        help="only the 8 callers on the two-node Ray cluster (executors per node and their memory)")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     sizes = [int(s) for s in args.sizes.split(",")]
     data = grpo_batch(shared(), max(max(sizes), 64))
+    if args.callers_only:
+        ray_run(args, data, cores)
+        return
     print(f"GRPO-shaped: {GROUP} completions per problem, {len(set(data[2]))} problems, shape {args.shape}, "
           f"max {args.max_tests} tests, {cores} cores; load {os.getloadavg()[0]:.1f}")
     print(f"{'size':>5} {'mode':<5} {'dedup':<5} {'compl/s/core':>12} {'CPU/compl ms':>12} {'own CPU ms':>10} "
@@ -199,6 +205,9 @@ def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int)
     cluster.wait_for_nodes()
     texts, ios, pids = data
     try:
+        if args.callers_only:
+            callers_run(args, data, CALLERS)
+            return
         with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True) as reward:
             reward(completions=texts[:16], input_output=ios[:16], problem_id=pids[:16])
             with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, workers=cores) as local:

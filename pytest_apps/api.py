@@ -29,7 +29,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from types import TracebackType
@@ -46,6 +46,7 @@ from .engine.confirm import confirm, pending
 from .engine.problem import run_problem
 from .engine.special import taco_facts
 from .engine.spec import run_spec, selection_of
+from .engine.waiting import wait_until
 from .executor import Executor
 from .executor.machine import timing_figures
 from .judge.checkers import BUILTIN
@@ -259,7 +260,10 @@ class Evaluator:
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
     node's CPUs) instead of `workers` here, shared by every caller on the cluster with the same options (one
     pool per node, however many processes score); `ray_resource` keeps them to the nodes that hold that custom
-    Ray resource. The verdicts are the same; a node lost mid-batch costs only time.
+    Ray resource. The verdicts are the same; a node lost mid-batch costs only time. `shared=True` (without Ray)
+    runs the programs on this machine's one pool of executors (`engine.machine`: a server started at the first
+    score, `workers` executors, default the machine's CPUs), shared by every process that scores with the same
+    options.
 
     Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
     its own for a whole problem (so a program is compiled once per problem, as in the plugin).
@@ -278,6 +282,7 @@ class Evaluator:
         ray_per_node: int | None = None,
         confirm: bool = True,
         ray_resource: str | None = None,
+        shared: bool = False,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -304,19 +309,24 @@ class Evaluator:
         self._active = 0
         self._busy_since = 0.0
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
-        self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
+        self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True, engine.machine.MachinePool when shared
         # timeout and near-limit verdicts of a slow machine run again once a call's other work is done
         # (engine/confirm.py)
         self.confirm = bool(confirm)
         self.confirmations = 0
         self._to_confirm: dict[int, tuple] = {}
+        # a checker folder as an absolute path: every node (or the machine's pool) builds the same spec from these
+        where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
         if ray:
             from .engine.cluster import RayExecutors
 
-            # a checker folder as an absolute path: every node builds the same spec from these settings
-            where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
             self.cluster = RayExecutors(replace(self.settings, checkers=where), per_node=ray_per_node,
                                         confirm=self.confirm, resource=ray_resource)
+        elif shared:
+            from .engine.machine import MachinePool
+
+            self.cluster = MachinePool(replace(self.settings, checkers=where), executors=workers,
+                                       confirm=self.confirm)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:
@@ -438,12 +448,7 @@ class Evaluator:
                 pool.submit(one, i, p, program, n, stopped.is_set)
                 for i, ((p, program), n) in enumerate(zip(work, labels))
             ]
-            left = set(futures)
-            while left:
-                timeout = None if deadline is None else deadline - time.monotonic()
-                if timeout is not None and timeout <= 0:
-                    break
-                _, left = wait(left, timeout=timeout, return_when=FIRST_COMPLETED)
+            left = wait_until(futures, deadline)
             stopped.set()  # what is still running stops at its next test, what has not started does not start
             for future in left:
                 future.cancel()

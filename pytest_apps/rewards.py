@@ -194,8 +194,8 @@ class CodeReward:
     `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
     `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
     The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`,
-    `ray_resource`) are its own (on Ray, one pool of executors per node shared by every caller); or pass a
-    ready `evaluator` (it is not closed by `close()` then).
+    `ray_resource`, `shared`) are its own (on Ray, or with `shared=True` on one machine, one pool of executors
+    per node shared by every caller); or pass a ready `evaluator` (it is not closed by `close()` then).
 
     Within a call, completions with the same program on the same problem's tests run once; `cache` recent
     results (program, problem) are reused by later calls (least recently used dropped first; 0: none);
@@ -230,6 +230,7 @@ class CodeReward:
         ray: bool = False,
         ray_per_node: int | None = None,
         ray_resource: str | None = None,
+        shared: bool = False,
         cache: int = RESULTS_CACHE,
         dedup: bool = True,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
@@ -254,10 +255,12 @@ class CodeReward:
         if evaluator is not None:
             self._options: dict[str, Any] = dict(
                 workers=evaluator.workers, timeout=evaluator.timeout, memory=evaluator.memory,
-                judge=evaluator.judge, checkers=evaluator.checkers, ray=evaluator.cluster is not None)
+                judge=evaluator.judge, checkers=evaluator.checkers,
+                ray=getattr(evaluator.cluster, "kind", "") == "ray",
+                shared=getattr(evaluator.cluster, "kind", "") == "machine")
         else:
             self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
-                                 ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource)
+                                 ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource, shared=shared)
         self._fresh()
         # started now, so that a bad option fails here rather than at the first batch
         self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
@@ -557,7 +560,7 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node", "ray_resource", "cache", "dedup")
+                 "workers", "ray", "ray_per_node", "ray_resource", "shared", "cache", "dedup")
 # what verl's reward loop adds to the call when a reward router is configured (not ours to read)
 _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
@@ -650,7 +653,7 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
     problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
     ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
-    judge, checkers, workers, ray, ray_per_node, ray_resource, cache; what verl's reward loop adds
+    judge, checkers, workers, ray, ray_per_node, ray_resource, shared, cache; what verl's reward loop adds
     (``reward_router_address``,
     ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
     test counts and the batch's figures beside it (verl logs every key). Raises `NotScored` where there is no

@@ -87,6 +87,8 @@ def test_the_old_top_level_keys_are_what_verl_ignores() -> None:
 class CharTokenizer:
     """One token per character (its code point): what the managers decode is the text itself."""
 
+    eos_token = "<|endoftext|>"  # the dapo manager strips it from the text's end
+
     def decode(self, ids: Any, skip_special_tokens: bool = True) -> str:
         return "".join(chr(int(i)) for i in ids if int(i))
 

@@ -59,6 +59,9 @@ IN_FLIGHT = 2  # programs sent to a node per executor: one running, one waiting 
 CACHED_PROBLEMS = 512  # problems' test data an actor keeps decoded (least recently used dropped first)
 STARTUP_TIMEOUT = 120.0  # seconds for an actor to start its executors
 NAMESPACE = "pytest_apps"  # the Ray namespace of the shared executor actors
+# the actor's threads for attach/detach/ready/stats/close, apart from those running programs: with many callers
+# every program thread is busy, and a caller attaching or closing must not wait behind their work
+CONTROL = "control"
 
 
 class ClusterError(RuntimeError):
@@ -120,6 +123,11 @@ class NodeRunner:
             self.callers = max(0, self.callers - 1)
             return self.callers
 
+    def knows(self, key: int) -> bool:
+        """Whether the test data of `key` is kept here."""
+        with self._lock:
+            return key in self._cases
+
     def stats(self) -> dict[str, int]:
         return {"loads": self.loads, "programs": self.programs, "cached": len(self._cases)}
 
@@ -163,6 +171,11 @@ class NodeRunner:
             executor.close()
 
 
+def control(actor: Any, method: str) -> Any:
+    """Call `method` of a node's actor on its control threads (never queued behind programs)."""
+    return getattr(actor, method).options(concurrency_group=CONTROL).remote()
+
+
 def shared_name(node_id: str, setup: Setup) -> str:
     """The Ray actor name of a node's executors for these settings: callers with the same settings share it."""
     digest = hashlib.sha256(repr(setup).encode()).hexdigest()[:16]
@@ -180,6 +193,8 @@ class RayExecutors:
     nodes meant for it), so that GPU nodes, say, run none. Every caller with the same settings shares each
     node's actor.
     """
+
+    kind = "ray"
 
     def __init__(self, settings: Settings, per_node: int | None = None, num_cpus: float = 0.0,
                  confirm: bool = True, resource: str | None = None) -> None:
@@ -213,7 +228,7 @@ class RayExecutors:
             if node_id not in alive:
                 self._drop(node_id)
         starting = {}
-        remote = ray.remote(NodeRunner)
+        remote = ray.remote(concurrency_groups={CONTROL: 2})(NodeRunner)
         for node_id, node in alive.items():
             if node_id in self._actors:
                 continue
@@ -227,12 +242,12 @@ class RayExecutors:
             actor = remote.options(
                 name=shared_name(node_id, setup), namespace=NAMESPACE, get_if_exists=True,
                 num_cpus=self._num_cpus,
-                # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close
-                max_concurrency=IN_FLIGHT * executors + 1,
+                # a thread per program in flight (IN_FLIGHT per executor), and two for attach/ready/stats/close
+                max_concurrency=IN_FLIGHT * executors,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(setup)
-            starting[node_id] = (actor, executors, actor.attach.remote())
+            starting[node_id] = (actor, executors, control(actor, "attach"))
         if not starting:
             return
         started = time.monotonic()
@@ -260,11 +275,11 @@ class RayExecutors:
 
     def pids(self) -> dict[str, int]:
         """Node id -> the process id of its actor (the Ray worker process that holds its executors)."""
-        return {node: self._ray.get(actor.ready.remote())["pid"] for node, (actor, _) in list(self._actors.items())}
+        return {node: self._ray.get(control(actor, "ready"))["pid"] for node, (actor, _) in list(self._actors.items())}
 
     def stats(self) -> dict[str, dict[str, int]]:
         """Each node's counters: test data loaded, programs run, problems cached."""
-        return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in list(self._actors.items())}
+        return {node: self._ray.get(control(actor, "stats")) for node, (actor, _) in list(self._actors.items())}
 
     def _drop(self, node_id: str, actor: Any = None) -> None:
         """Forget the node's actor; with `actor`, only if it is still that one (a replacement is kept)."""
@@ -364,14 +379,14 @@ class RayExecutors:
         """Detach from each node's actor; the last caller to detach stops it."""
         for actor, _ in list(self._actors.values()):
             try:
-                if self._ray.get(actor.detach.remote(), timeout=30) > 0:
+                if self._ray.get(control(actor, "detach"), timeout=30) > 0:
                     continue  # other callers still use it
-                self._ray.get(actor.close.remote(), timeout=30)
-            except Exception:  # noqa: BLE001
-                pass
+            except Exception:  # noqa: BLE001 - gone already, or not answering: never stopped under its other callers
+                continue
             try:
-                self._ray.kill(actor)
+                self._ray.get(control(actor, "close"), timeout=30)
             except Exception:  # noqa: BLE001
                 pass
+            self._kill(actor)
         self._actors.clear()
         self._refs.clear()
