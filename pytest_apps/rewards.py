@@ -4,7 +4,8 @@
 
     trainer = GRPOTrainer(model=..., train_dataset=ds, reward_funcs=[CodeReward("strict")])  # ds has input_output
 
-    # verl: custom_reward_function.path=pkg://pytest_apps.rewards  custom_reward_function.name=compute_score
+    # verl 0.9: reward.custom_reward_function.path=pkg://pytest_apps.rewards
+    #           reward.custom_reward_function.name=compute_score_async
 
 This module adds two things to the engine and nothing else: the program is taken from the model's text with
 the plugin's extraction (`candidates.extract.extract_code`), and a reward shape turns the problem's result
@@ -615,7 +616,7 @@ def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(kwargs) - set(_VERL_OPTIONS) - set(_VERL_PASSES))
     if unknown:
         raise TypeError(f"compute_score: unknown option(s) {', '.join(unknown)}; "
-                        f"custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
+                        f"reward.custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
     return {k: v for k, v in kwargs.items() if k in _VERL_OPTIONS}
 
 
@@ -652,7 +653,7 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     `ground_truth`: the problem's tests, an ``input_output`` JSON text or dict (``inputs``, ``outputs``,
     optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
     problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
-    ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
+    ``reward.custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
     judge, checkers, workers, ray, ray_per_node, ray_resource, shared, cache; what verl's reward loop adds
     (``reward_router_address``,
     ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
@@ -728,8 +729,8 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
                         extra_infos: Sequence[Any] | None = None, **options: Any) -> list[dict[str, Any]]:
-    """verl's legacy batch reward manager's function (``reward_model.reward_manager=batch`` with
-    ``reward_model.use_reward_loop=False``): the whole batch scored in parallel in one call, within ``budget`` if
+    """verl's legacy batch reward manager's function (``verl.workers.reward_manager.BatchRewardManager``, which
+    no trainer of verl 0.9 loads): the whole batch scored in parallel in one call, within ``budget`` if
     given. Raises `NotScored` if any completion has no reward."""
     scorer = _scorer(_options(options))
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)

@@ -74,6 +74,7 @@ class MachinePool:
         self._lock = threading.Lock()
         self._started: list[subprocess.Popen[bytes]] = []  # servers started here (reaped, so a dead one shows)
         self.resent = 0  # programs sent again after the server was lost
+        self._digests: dict[int, int] = {}  # the caller's key of a problem's test data -> its content's digest
 
     # -- the server ------------------------------------------------------------------------------------
     def _key(self) -> bytes:
@@ -152,8 +153,20 @@ class MachinePool:
         return self._ask(("ready",))
 
     # -- work ------------------------------------------------------------------------------------------
+    def _digest(self, work: Work) -> int:
+        """The digest of a problem's test data, the server's key for it (computed once per problem here)."""
+        with self._lock:
+            found = self._digests.get(work.key)
+        if found is None:
+            found = int(hashlib.sha256(pickle.dumps(work.cases)).hexdigest()[:15], 16)
+            with self._lock:
+                if len(self._digests) > 4096:
+                    self._digests.clear()
+                self._digests[work.key] = found
+        return found
+
     def _one(self, work: Work, fail_fast: bool, deadline: float | None) -> list[CaseRecord] | None:
-        digest = int(hashlib.sha256(pickle.dumps(work.cases)).hexdigest()[:15], 16)
+        digest = self._digest(work)
         for attempt in range(RETRIES + 1):
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
