@@ -75,6 +75,7 @@ class MachinePool:
         self._started: list[subprocess.Popen[bytes]] = []  # servers started here (reaped, so a dead one shows)
         self.resent = 0  # programs sent again after the server was lost
         self._digests: dict[int, int] = {}  # the caller's key of a problem's test data -> its content's digest
+        self._closed = False
 
     # -- the server ------------------------------------------------------------------------------------
     def _key(self) -> bytes:
@@ -169,7 +170,7 @@ class MachinePool:
         digest = self._digest(work)
         for attempt in range(RETRIES + 1):
             left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            if self._closed or (left is not None and left <= 0):
                 return None
             try:
                 fresh = digest not in getattr(self._local, "sent", ())
@@ -210,6 +211,7 @@ class MachinePool:
 
     def close(self) -> None:
         """Close this caller's connections; the server stays for the others and leaves once idle."""
+        self._closed = True
         self._threads.shutdown(wait=False, cancel_futures=True)
         with self._lock:
             connections, self._connections = self._connections, []
