@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -26,11 +28,12 @@ SLOW = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.
 
 
 @pytest.fixture
-def pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "pool"
-    monkeypatch.setenv("PYTEST_APPS_POOL_DIR", str(folder))
+def pool(monkeypatch: pytest.MonkeyPatch) -> Any:
+    folder = Path(tempfile.mkdtemp(prefix="ap-"))  # short: a unix socket's path holds 107 bytes at most
+    monkeypatch.setenv("PYTEST_APPS_POOL_DIR", str(folder / "pool"))
     monkeypatch.setenv("PYTEST_APPS_POOL_IDLE", "2")  # the server leaves 2 s after its last caller
-    return folder
+    yield folder / "pool"
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def work_of() -> list[tuple[Any, str | None]]:

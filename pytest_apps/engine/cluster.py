@@ -176,10 +176,14 @@ def control(actor: Any, method: str) -> Any:
     return getattr(actor, method).options(concurrency_group=CONTROL).remote()
 
 
+def setup_digest(setup: Setup) -> str:
+    """A short name for these settings: callers with the same settings share executors."""
+    return hashlib.sha256(repr(setup).encode()).hexdigest()[:16]
+
+
 def shared_name(node_id: str, setup: Setup) -> str:
-    """The Ray actor name of a node's executors for these settings: callers with the same settings share it."""
-    digest = hashlib.sha256(repr(setup).encode()).hexdigest()[:16]
-    return f"executors-{node_id[:24]}-{digest}"
+    """The Ray actor name of a node's executors for these settings."""
+    return f"executors-{node_id[:24]}-{setup_digest(setup)}"
 
 
 class RayExecutors:

@@ -35,11 +35,12 @@ from typing import Any
 
 from ..core.record import CaseRecord
 from ..core.settings import Settings
-from .cluster import IN_FLIGHT, RETRIES, STARTUP_TIMEOUT, NodeRunner, Setup, Work, shared_name
+from .cluster import IN_FLIGHT, RETRIES, STARTUP_TIMEOUT, NodeRunner, Setup, Work, setup_digest
 from .waiting import wait_until
 
 IDLE = float(os.environ.get("PYTEST_APPS_POOL_IDLE", "300"))  # seconds without a caller before the server leaves
 LOST = (EOFError, OSError)  # the server went away under a request
+SOCKET_PATH = 107  # bytes a unix socket's path may hold (sun_path, less its closing NUL)
 
 
 def pool_folder() -> Path:
@@ -66,8 +67,11 @@ class MachinePool:
     def __init__(self, settings: Settings, executors: int | None = None, confirm: bool = True) -> None:
         self.setup = Setup(settings, executors or machine_cpus(), confirm)
         self.folder = pool_folder()
-        self.name = shared_name("machine", self.setup)
+        self.name = f"pool-{setup_digest(self.setup)}"
         self.socket = str(self.folder / f"{self.name}.sock")
+        if len(self.socket.encode()) > SOCKET_PATH:
+            raise ValueError(f"{self.socket}: too long for a unix socket ({SOCKET_PATH} bytes at most); set "
+                             "PYTEST_APPS_POOL_DIR to a shorter folder")
         self._local = threading.local()  # each thread its own connection, and the test data sent on it
         self._threads = ThreadPoolExecutor(IN_FLIGHT * self.setup.executors, thread_name_prefix="apps-pool")
         self._connections: list[Connection] = []
@@ -109,9 +113,12 @@ class MachinePool:
                 return  # started a moment ago: its socket comes soon
             Path(self.socket).unlink(missing_ok=True)
             key = self.folder / f"{self.name}.key"
-            if not key.exists():
-                key.write_bytes(secrets.token_bytes(32))
-                key.chmod(0o600)
+            if not key.exists():  # written whole, readable by the user only from its first byte
+                fresh = self.folder / f"{self.name}.key.{os.getpid()}"
+                fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "wb") as out:
+                    out.write(secrets.token_bytes(32))
+                os.replace(fresh, key)
             (self.folder / f"{self.name}.setup").write_bytes(pickle.dumps(self.setup))
             # the server runs this very package, wherever the caller imported it from
             package_root = str(Path(__file__).resolve().parents[2])
