@@ -157,8 +157,11 @@ class MachinePool:
             raise
 
     def ready(self) -> dict[str, Any]:
-        """The server's process id, executors and connected callers (starting it if it is not up)."""
-        return self._ask(("ready",))
+        """The server's process id, executors and connections (starting it if it is not up)."""
+        try:
+            return self._ask(("ready",))
+        except LOST:  # this thread's connection was to a server that is gone: the next one starts a new one
+            return self._ask(("ready",))
 
     # -- work ------------------------------------------------------------------------------------------
     def _digest(self, work: Work) -> int:
