@@ -327,15 +327,7 @@ class RayExecutors:
             while pending or inflight:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                for node_id, (actor, executors) in list(self._actors.items()):
-                    while pending and load.get(actor, 0) < IN_FLIGHT * executors:
-                        i = pending.pop()
-                        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                        ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
-                                               left, fail_fast)
-                        inflight[ref] = (i, node_id, actor)
-                        sent[i] = time.monotonic()
-                        load[actor] = load.get(actor, 0) + 1
+                self._send(work, pending, fail_fast, deadline, (inflight, load, boxes, sent))
                 if not inflight:
                     self.refresh(deadline)
                     if not self._actors:
@@ -366,6 +358,20 @@ class RayExecutors:
             if times is not None:
                 times.extend(None if r is None else (sent[i], came[i]) for i, r in enumerate(results))
             return results
+
+    def _send(self, work: Sequence[Work], pending: list[int], fail_fast: bool, deadline: float | None,
+              state: tuple[dict[Any, tuple[int, str, Any]], dict[Any, int], dict[int, list[Any]], list[float]]) -> None:
+        """Send pending work to every node up to IN_FLIGHT programs per executor there."""
+        inflight, load, boxes, sent = state
+        for node_id, (actor, executors) in list(self._actors.items()):
+            while pending and load.get(actor, 0) < IN_FLIGHT * executors:
+                i = pending.pop()
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
+                                       left, fail_fast)
+                inflight[ref] = (i, node_id, actor)
+                sent[i] = time.monotonic()
+                load[actor] = load.get(actor, 0) + 1
 
     def _ref(self, key: int, cases: Cases) -> Any:
         found = self._refs.get(key)
