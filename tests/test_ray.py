@@ -153,40 +153,6 @@ def test_an_actor_not_started_by_the_batchs_deadline_is_left_for_the_next_batch(
             c.remove_node(joined)
 
 
-def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:
-    c, worker = cluster
-    problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
-    program = SLOW + (SOLUTIONS / "900001.py").read_text()
-    with Evaluator(timeout=2.0, ray=True) as ev:
-        assert len(ev.cluster.nodes()) == 2
-        removed = threading.Event()
-
-        def remove() -> None:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:  # once the worker node is running a program
-                stats = ev.cluster.stats() if not removed.is_set() else {}
-                if any(s["programs"] > 0 for n, s in stats.items() if n == worker.node_id):
-                    break
-                time.sleep(0.05)
-            c.remove_node(worker)
-            removed.set()
-
-        killer = threading.Thread(target=remove)
-        killer.start()
-        results = ev.score_many([(problem, program)] * 6)
-        killer.join()
-        assert removed.is_set()
-        assert [r.verdict for r in results] == ["pass"] * 6  # every program scored, fully, none as a failure
-        assert all(r.tests_passed == r.tests_total == 5 for r in results)
-        assert ev.cluster.lost_nodes == [worker.node_id] and ev.cluster.resent >= 1
-        assert len(ev.cluster.nodes()) == 1
-        # the reward function over the same evaluator goes on on the node that is left
-        with CodeReward("strict", evaluator=ev) as reward:
-            io = json.loads(sample_path().read_text().splitlines()[0])["input_output"]
-            text = "```python\n" + (SOLUTIONS / "900001.py").read_text() + "```"
-            assert reward(prompts=["p"], completions=[text], completion_ids=None, input_output=[io]) == [1.0]
-
-
 @ray.remote(num_cpus=0)
 class Caller:
     """A process that scores as verl's reward workers do: its own Evaluator on the cluster."""
@@ -238,3 +204,39 @@ def test_latency_on_ray_is_per_program_not_the_batch_time(cluster: Any, sample: 
         ev.score_batch([(problem, SLOW + fast)] + [(problem, fast)] * 3, timings=timings)
     slow_took, fast_took = timings[0][1], max(t[1] for t in timings[1:])
     assert slow_took >= 5 * 0.3 * 0.9 and fast_took < slow_took / 2  # each its own, not the batch's
+
+
+# last: it removes the worker node for good
+def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:
+    c, worker = cluster
+    problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
+    program = SLOW + (SOLUTIONS / "900001.py").read_text()
+    with Evaluator(timeout=2.0, ray=True) as ev:
+        assert len(ev.cluster.nodes()) == 2
+        removed = threading.Event()
+
+        def remove() -> None:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:  # once the worker node is running a program
+                stats = ev.cluster.stats() if not removed.is_set() else {}
+                if any(s["programs"] > 0 for n, s in stats.items() if n == worker.node_id):
+                    break
+                time.sleep(0.05)
+            c.remove_node(worker)
+            removed.set()
+
+        killer = threading.Thread(target=remove)
+        killer.start()
+        results = ev.score_many([(problem, program)] * 6)
+        killer.join()
+        assert removed.is_set()
+        assert [r.verdict for r in results] == ["pass"] * 6  # every program scored, fully, none as a failure
+        assert all(r.tests_passed == r.tests_total == 5 for r in results)
+        assert ev.cluster.lost_nodes == [worker.node_id] and ev.cluster.resent >= 1
+        assert len(ev.cluster.nodes()) == 1
+        # the reward function over the same evaluator goes on on the node that is left
+        with CodeReward("strict", evaluator=ev) as reward:
+            io = json.loads(sample_path().read_text().splitlines()[0])["input_output"]
+            text = "```python\n" + (SOLUTIONS / "900001.py").read_text() + "```"
+            assert reward(prompts=["p"], completions=[text], completion_ids=None, input_output=[io]) == [1.0]
+
