@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -151,6 +152,10 @@ def test_an_actor_not_started_by_the_batchs_deadline_is_left_for_the_next_batch(
             assert set(ev.cluster.nodes()) >= {joined.node_id, worker.node_id}
         finally:
             c.remove_node(joined)
+
+
+# the Caller actor's code goes to its worker by value: this test module is not importable there
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 
 @ray.remote(num_cpus=0)
