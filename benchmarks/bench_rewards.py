@@ -1,10 +1,11 @@
 """Reward throughput and cost on real rows and model programs, GRPO-shaped: completions scored per second per
 core, the CPU spent per completion against the programs' own CPU, and the completions' latency (p50, p99), at
 batch sizes 1, 64 and 512, synchronous and async, with and without deduplication, side by side in one run
-(run by hand); then, unless --no-ray, the 512 batch on a two-node local Ray cluster.
+(run by hand); then, unless --no-ray, the 512 batch on a two-node local Ray cluster, and 8 callers at once on
+that cluster (verl's 8 reward workers): the executor actors per node, their executors, processes and memory.
 
     APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_rewards.py [--sizes 1,64,512] [--shape strict]
-        [--max-tests 20] [--timeout 4] [--no-ray]
+        [--max-tests 20] [--timeout 4] [--no-ray] [--callers-only]
 
 The batch is groups of 8 completions per problem (a GRPO group), drawn from the model programs of
 `candidates.jsonl` for the problems of `apps_test_rows.jsonl` (problems with fewer than 8 programs repeat
@@ -139,7 +140,7 @@ def measure(mode: str, size: int, dedup: bool, data: tuple[list[str], list[str],
         p99 = max(r["batch_latency_p99_s"] for r in results)
         deduplicated = sum(r["batch_deduplicated"] for r in results) / max(1, min(size, count))
     if mode == "sync":
-        latencies = sorted(d[3] for d in rows)
+        latencies = sorted(d[3] for d in rows if d[0]) or [0.0]  # over the programs that ran, as batch_figures
         p50, p99 = latencies[len(latencies) // 2], latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))]
         deduplicated = sum(bool(d[1]) for d in rows)
         own = sum(d[2] for d in rows if d[0])
@@ -157,10 +158,15 @@ def main() -> None:
     parser.add_argument("--max-tests", type=int, default=20)
     parser.add_argument("--timeout", type=float, default=4.0)
     parser.add_argument("--no-ray", action="store_true")
+    parser.add_argument("--callers-only", action="store_true",
+                        help="only the 8 callers on the two-node Ray cluster (executors per node and their memory)")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     sizes = [int(s) for s in args.sizes.split(",")]
     data = grpo_batch(shared(), max(max(sizes), 64))
+    if args.callers_only:
+        ray_run(args, data, cores)
+        return
     print(f"GRPO-shaped: {GROUP} completions per problem, {len(set(data[2]))} problems, shape {args.shape}, "
           f"max {args.max_tests} tests, {cores} cores; load {os.getloadavg()[0]:.1f}")
     print(f"{'size':>5} {'mode':<5} {'dedup':<5} {'compl/s/core':>12} {'CPU/compl ms':>12} {'own CPU ms':>10} "
@@ -199,6 +205,9 @@ def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int)
     cluster.wait_for_nodes()
     texts, ios, pids = data
     try:
+        if args.callers_only:
+            callers_run(args, data, CALLERS)
+            return
         with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True) as reward:
             reward(completions=texts[:16], input_output=ios[:16], problem_id=pids[:16])
             with CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, workers=cores) as local:
@@ -208,13 +217,82 @@ def ray_run(args: Any, data: tuple[list[str], list[str], list[str]], cores: int)
                     started = time.perf_counter()
                     r(completions=texts, input_output=ios, problem_id=pids)
                     took = time.perf_counter() - started
-                    f = batch_figures(r.last)
+                    f = batch_figures(r.last, "apps")
                     print(f"{name:<20} {len(texts)} completions in {took:.2f} s, {len(texts) / took / cores:.1f}/s/core, "
                           f"p50 {f['apps/latency_p50_s']:.2f} s, p99 {f['apps/latency_p99_s']:.2f} s, "
                           f"{f['apps/deduplicated']:.0f} deduplicated")
+        callers_run(args, data, CALLERS)
     finally:
         ray.shutdown()
         cluster.shutdown()
+
+
+CALLERS = 8  # verl's default reward.num_workers
+
+
+def tree(pid: int) -> list[int]:
+    """`pid` and every process under it, from /proc (the local cluster's nodes are all on this machine)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children.get(p, []))
+    return out
+
+
+def rss_mib(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmRSS"))
+            total += int(line.split()[1])
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def callers_run(args: Any, data: tuple[list[str], list[str], list[str]], callers: int) -> None:
+    """`callers` processes scoring at once as verl's reward workers do (each a Ray actor with its own
+    `CodeReward(ray=True)`): the executor actors per node, their executors, processes and memory."""
+    import ray
+
+    @ray.remote(num_cpus=0)
+    class Worker:
+        def __init__(self) -> None:
+            self.reward = CodeReward(args.shape, timeout=args.timeout, max_tests=args.max_tests, ray=True)
+
+        def score(self, texts: list[str], ios: list[str], pids: list[str]) -> int:
+            return len(self.reward(completions=texts, input_output=ios, problem_id=pids))
+
+        def close(self) -> None:
+            self.reward.close()
+
+    texts, ios, pids = data
+    workers = [Worker.remote() for _ in range(callers)]
+    started = time.perf_counter()
+    share = max(1, len(texts) // callers)
+    ray.get([w.score.remote(texts[i * share:(i + 1) * share], ios[i * share:(i + 1) * share],
+                            pids[i * share:(i + 1) * share]) for i, w in enumerate(workers)])
+    took = time.perf_counter() - started
+    named = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["namespace"] == "pytest_apps"]
+    print(f"{callers} callers, {share} completions each, in {took:.2f} s: {len(named)} executor actors for "
+          f"{len(ray.nodes())} nodes")
+    for entry in named:
+        actor = ray.get_actor(entry["name"], namespace="pytest_apps")
+        ready = ray.get(actor.ready.remote())
+        procs = tree(ready["pid"])
+        print(f"  {entry['name'][:40]:<40} executors {ready['executors']}, callers {ready['callers']}, "
+              f"{len(procs)} processes (actor + servers), {rss_mib(procs):.0f} MiB RSS "
+              f"(actor {rss_mib([ready['pid']]):.0f} MiB)")
+    ray.get([w.close.remote() for w in workers])
 
 
 if __name__ == "__main__":

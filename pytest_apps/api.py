@@ -29,7 +29,7 @@ import time
 import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 from types import TracebackType
@@ -46,6 +46,7 @@ from .engine.confirm import confirm, pending
 from .engine.problem import run_problem
 from .engine.special import taco_facts
 from .engine.spec import run_spec, selection_of
+from .engine.waiting import wait_until
 from .executor import Executor
 from .executor.machine import timing_figures
 from .judge.checkers import BUILTIN
@@ -285,7 +286,12 @@ class Evaluator:
 
     `ray=True` runs the executors as Ray actors, one per node of the Ray cluster this process is connected
     to (`engine.cluster`; ``pip install 'pytest-apps[ray]'``): `ray_per_node` executors per node (default: the
-    node's CPUs) instead of `workers` here. The verdicts are the same; a node lost mid-batch costs only time.
+    node's CPUs) instead of `workers` here, shared by every caller on the cluster with the same options (one
+    pool per node, however many processes score); `ray_resource` keeps them to the nodes that hold that custom
+    Ray resource. The verdicts are the same; a node lost mid-batch costs only time. `shared=True` (without Ray)
+    runs the programs on this machine's one pool of executors (`engine.machine`: a server started at the first
+    score, `workers` executors, default the machine's CPUs), shared by every process that scores with the same
+    options.
 
     Use as a context manager, or call `close()`. Thread-safe: each worker thread takes an executor of
     its own for a whole problem (so a program is compiled once per problem, as in the plugin).
@@ -304,6 +310,8 @@ class Evaluator:
         ray_per_node: int | None = None,
         confirm: bool = True,
         limits: str = "fixed",
+        ray_resource: str | None = None,
+        shared: bool = False,
     ) -> None:
         if workers is not None and workers < 1:
             raise ValueError(f"workers: {workers}; give 1 or more (or None for one per core)")
@@ -330,19 +338,24 @@ class Evaluator:
         self._active = 0
         self._busy_since = 0.0
         self.wall_time = 0.0  # seconds during which at least one score/score_many call was running
-        self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True
+        self.cluster: Any = None  # engine.cluster.RayExecutors when ray=True, engine.machine.MachinePool when shared
         # timeout and near-limit verdicts of a slow machine run again once a call's other work is done
         # (engine/confirm.py)
         self.confirm = bool(confirm)
         self.confirmations = 0
         self._to_confirm: dict[int, tuple] = {}
+        # a checker folder as an absolute path: every node (or the machine's pool) builds the same spec from these
+        where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
         if ray:
             from .engine.cluster import RayExecutors
 
-            # a checker folder as an absolute path: every node builds the same spec from these settings
-            where = self.checkers if self.checkers in (None, BUILTIN) else os.path.abspath(self.checkers or "")
             self.cluster = RayExecutors(replace(self.settings, checkers=where), per_node=ray_per_node,
-                                        confirm=self.confirm)
+                                        confirm=self.confirm, resource=ray_resource)
+        elif shared:
+            from .engine.machine import MachinePool
+
+            self.cluster = MachinePool(replace(self.settings, checkers=where), executors=workers,
+                                       confirm=self.confirm)
 
     # -- context ---------------------------------------------------------------------------------------
     def __enter__(self) -> Evaluator:
@@ -428,8 +441,9 @@ class Evaluator:
         one test's limit later. Verdicts do not depend on the batch's size or the concurrency.
 
         `timings`, if given (a list), receives one entry per pair: (seconds it waited for an executor, seconds
-        from the call to its result), or None where it was not scored. On a Ray cluster neither is known per
-        program here: each is (0, the batch's time).
+        from the call to its result), or None where it was not scored. On a Ray cluster the first is the time
+        until it was sent to a node (each node takes two programs per executor at a time), the second when its
+        result came back here.
         """
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)
@@ -456,23 +470,14 @@ class Evaluator:
 
         with self._timed():
             if self.cluster is not None:
-                results = self._score_on_cluster(work, labels, stop_fast, deadline)
-                if timings is not None:
-                    now = time.monotonic() - started
-                    timings.extend(None if r is None else (0.0, now) for r in results)
-                return results
+                return self._score_on_cluster(work, labels, stop_fast, deadline, started, timings)
             stopped = threading.Event()
             pool = self._pool()
             futures: list[Future[ProblemResult | None]] = [
                 pool.submit(one, i, p, program, n, stopped.is_set)
                 for i, ((p, program), n) in enumerate(zip(work, labels))
             ]
-            left = set(futures)
-            while left:
-                timeout = None if deadline is None else deadline - time.monotonic()
-                if timeout is not None and timeout <= 0:
-                    break
-                _, left = wait(left, timeout=timeout, return_when=FIRST_COMPLETED)
+            left = wait_until(futures, deadline)
             stopped.set()  # what is still running stops at its next test, what has not started does not start
             for future in left:
                 future.cancel()
@@ -595,8 +600,10 @@ class Evaluator:
         return results
 
     def _score_on_cluster(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
-                          deadline: float | None) -> list[ProblemResult | None]:
-        """The same results as `_score_on`, from executors in Ray actors (`engine.cluster`)."""
+                          deadline: float | None, started: float = 0.0,
+                          timings: list[tuple[float, float] | None] | None = None) -> list[ProblemResult | None]:
+        """The same results as `_score_on`, from executors in Ray actors (`engine.cluster`); `timings` as
+        `score_batch`'s, from `started`."""
         from .engine.cluster import Work
 
         results: list[ProblemResult | None] = [None] * len(work)
@@ -613,10 +620,15 @@ class Evaluator:
                 continue
             remote.append(Work(shown, candidate, _TEST_DATA.serial(problem), _TEST_DATA.get(problem)))
             where.append(i)
-        for i, w, records in zip(where, remote, self.cluster.run(remote, fail_fast, deadline)):
+        times: list[tuple[float, float] | None] = []
+        spans: list[tuple[float, float] | None] = [None if r is None else (0.0, 0.0) for r in results]
+        for i, w, records, span in zip(where, remote, self.cluster.run(remote, fail_fast, deadline, times), times):
             results[i] = None if records is None else single_result(w.problem, w.candidate, records)
+            spans[i] = None if span is None else (span[0] - started, span[1] - started)
             with self._lock:  # (confirmed on the node, engine/cluster.py)
                 self.confirmations += sum(bool(r.confirmed) for r in records or ())
+        if timings is not None:
+            timings.extend(spans)
         return results
 
     def _checkout(self) -> Executor:

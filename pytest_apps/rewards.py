@@ -4,7 +4,8 @@
 
     trainer = GRPOTrainer(model=..., train_dataset=ds, reward_funcs=[CodeReward("strict")])  # ds has input_output
 
-    # verl: custom_reward_function.path=pkg://pytest_apps.rewards  custom_reward_function.name=compute_score
+    # verl 0.9: reward.custom_reward_function.path=pkg://pytest_apps.rewards
+    #           reward.custom_reward_function.name=compute_score_async
 
 This module adds two things to the engine and nothing else: the program is taken from the model's text with
 the plugin's extraction (`candidates.extract.extract_code`), and a reward shape turns the problem's result
@@ -13,16 +14,18 @@ as verl's ``prime_code`` holds it), or its id into a split loaded with `load_pro
 ``dataset=``). Every program is scored by `Evaluator.score_batch` (warm executors, in parallel, fail-fast
 where the shape allows it, a batch time budget), so its verdicts are the plugin's.
 
-Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test) and
-``fraction`` (tests passed / tests, every test run). A completion without code is a real 0.0.
+Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test),
+``fraction`` (tests passed / tests, every test run) and ``continuous`` (verl's ``prime_code`` with
+``continuous=True``, its default for APPS rows: 1.0 when every test passes, else the share of the first 10
+tests, in the row's order, that pass). A completion without code is a real 0.0.
 
 Not scored is never 0.0: a harness error (the executor failed, not the program), a problem that cannot be
 judged (a row without usable tests, an unknown id), or a program the batch budget did not reach has no
 reward. `CodeReward` (TRL) returns None there, which TRL reads as "does not apply": that completion is left
 out of its group's baseline and gets no advantage. verl has no such value (the reward goes into a tensor), so
-`compute_score` raises `NotScored`, which stops a verl run (docs/rewards.md says what each verl reward manager
-does with it; ``rate_limited`` and the legacy ``prime`` turn it into 0.0: do not use them). A harness fault is
-run once more before it stays.
+`compute_score` raises `NotScored`, which stops the verl step under every manager verl ships (a
+`BaseException`, so that the managers that turn an `Exception` into 0.0 let it through; docs/rewards.md says
+what each does). A harness fault is run once more before it stays.
 
 verl's reward loop awaits `compute_score_async` (concurrent calls gathered into one batch); `compute_score` and
 `compute_score_batch` serve its sync path and the legacy managers. Within a call, the same program on the same
@@ -46,18 +49,19 @@ from typing import Any
 
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
-from .core.outcome import ALL_KINDS, NO_CODE, RUN_HARNESS_ERROR
+from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
 from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
-__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "apps_reward", "compute_score",
+__all__ = ["CodeReward", "NotScored", "RewardDetail", "SHAPES", "VerlResult", "apps_reward", "compute_score",
            "compute_score_async", "compute_score_batch", "completion_text"]
 
 log = logging.getLogger("pytest_apps.rewards")
 
-STRICT, FRACTION = "strict", "fraction"
-SHAPES = (STRICT, FRACTION)
+STRICT, FRACTION, CONTINUOUS = "strict", "fraction", "continuous"
+SHAPES = (STRICT, FRACTION, CONTINUOUS)
+CONTINUOUS_TESTS = 10  # verl's prime_code(continuous=True): partial credit over the first 10 tests
 # the verdict of a completion that has no reward
 NOT_SCORED = "not_scored"  # the batch budget ran out before it was scored
 HARNESS = "harness_error"  # the harness failed on a test the reward needs
@@ -67,9 +71,14 @@ _ROW_CACHE = 1024  # problems built from rows' own input_output, kept by their t
 RESULTS_CACHE = 4096  # default count of recent (problem, program) results kept for reuse
 
 
-class NotScored(RuntimeError):
+class NotScored(BaseException):
     """A completion that has no reward (verl's `compute_score`): the harness failed, the problem cannot be
-    judged, or the batch budget ran out. Never to be read as a reward of 0."""
+    judged, or the batch budget ran out. Never to be read as a reward of 0.
+
+    A `BaseException`, as `asyncio.CancelledError` is, and for the same reason: verl's ``rate_limited`` and legacy
+    ``prime`` managers turn every `Exception` of a reward function into a reward of 0.0 (and verl's legacy
+    reward step scores the whole batch again after one); this one passes through them and stops the step, as
+    verl's other managers do with any exception. Catch it by name."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ class RewardDetail:
     reason: str = ""
     ran: bool = False  # its program ran in this batch (not a duplicate, not a result reused from a recent batch)
     deduplicated: bool = False  # the result of the same program on the same tests, run once for all of them
+    cached: bool = False  # the result of the same program on the same tests kept from a recent batch
     retried: bool = False  # a harness fault made it run a second time
     latency: float = 0.0  # seconds from the batch's start to its result
     queue: float = 0.0  # of those, seconds it waited for an executor
@@ -143,6 +153,8 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
         return RewardDetail(None, NOT_APPLICABLE, reason=result.reason, **base)
     harness = kinds.get(RUN_HARNESS_ERROR, 0)
     real_failures = result.tests_run - result.tests_passed - harness
+    if shape == CONTINUOUS:
+        return _continuous(result, real_failures, harness, base)
     if shape == STRICT:
         if result.verdict == P_PASS:
             return RewardDetail(1.0, P_PASS, **base)
@@ -154,17 +166,37 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
     return RewardDetail(None, HARNESS if harness else NOT_SCORED, reason=why, **base)
 
 
+def _continuous(result: ProblemResult, real_failures: int, harness: int, base: dict[str, Any]) -> RewardDetail:
+    """verl's ``prime_code.compute_score(continuous=True)``: 1.0 when every test passes; else each of the first
+    `CONTINUOUS_TESTS` tests (the row's order) counts, whatever fails before it: passed among them / their
+    count. No reward when one of those first tests hit a harness fault or did not run, or when nothing failed
+    for real but a harness fault leaves "every test passes" unknown."""
+    if result.verdict == P_PASS:
+        return RewardDetail(1.0, P_PASS, **base)
+    first = {int(t["case"]): t["kind"] for t in result.tests if int(t["case"]) < CONTINUOUS_TESTS}
+    count = min(CONTINUOUS_TESTS, result.tests_total)
+    known = len(first) == count and RUN_HARNESS_ERROR not in first.values()
+    if known and real_failures > 0 and count > 0:
+        passed = sum(kind == PASS for kind in first.values())
+        return RewardDetail(passed / count, result.verdict, reason=result.reason, **base)
+    fault = RUN_HARNESS_ERROR in first.values() or (real_failures == 0 and harness > 0)
+    why = result.reason if fault else f"{count - len(first)} of the first {count} tests did not run"
+    return RewardDetail(None, HARNESS if fault else NOT_SCORED, reason=why, **base)
+
+
 class CodeReward:
     """A reward function for TRL's `GRPOTrainer` (``reward_funcs=[CodeReward(...)]``), and the scorer behind
     verl's `compute_score`.
 
-    `shape`: "strict" or "fraction". The problem of each completion, from the dataset's columns (TRL passes
+    `shape`: "strict", "fraction" or "continuous" (verl's `prime_code` partial credit). The problem of each
+    completion, from the dataset's columns (TRL passes
     every column as a keyword argument, one value per completion): `io_column` (default ``input_output``),
     the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
     `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
     `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
-    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`) are
-    its own; or pass a ready `evaluator` (it is not closed by `close()` then).
+    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`,
+    `ray_resource`, `shared`) are its own (on Ray, or with `shared=True` on one machine, one pool of executors
+    per node shared by every caller); or pass a ready `evaluator` (it is not closed by `close()` then).
 
     Within a call, completions with the same program on the same problem's tests run once; `cache` recent
     results (program, problem) are reused by later calls (least recently used dropped first; 0: none);
@@ -198,13 +230,15 @@ class CodeReward:
         workers: int | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
+        ray_resource: str | None = None,
+        shared: bool = False,
         cache: int = RESULTS_CACHE,
         dedup: bool = True,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
         name: str | None = None,
     ) -> None:
         if shape not in SHAPES:
-            raise ValueError(f"shape: unknown reward shape {shape!r}; use {' or '.join(SHAPES)}")
+            raise ValueError(f"shape: unknown reward shape {shape!r}; use {', '.join(SHAPES)}")
         if budget is not None and budget <= 0:
             raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
         if cache < 0:
@@ -222,10 +256,12 @@ class CodeReward:
         if evaluator is not None:
             self._options: dict[str, Any] = dict(
                 workers=evaluator.workers, timeout=evaluator.timeout, memory=evaluator.memory,
-                judge=evaluator.judge, checkers=evaluator.checkers, ray=evaluator.cluster is not None)
+                judge=evaluator.judge, checkers=evaluator.checkers,
+                ray=getattr(evaluator.cluster, "kind", "") == "ray",
+                shared=getattr(evaluator.cluster, "kind", "") == "machine")
         else:
             self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
-                                 ray=ray, ray_per_node=ray_per_node)
+                                 ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource, shared=shared)
         self._fresh()
         # started now, so that a bad option fails here rather than at the first batch
         self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
@@ -267,11 +303,11 @@ class CodeReward:
         problems = [self._problem_of(columns, i) for i in range(len(texts))]
         details = self.score(texts, problems)
         if callable(log_metric):
-            for key, value in batch_figures(details).items():
+            for key, value in batch_figures(details, self.__name__).items():
                 log_metric(key, value)
         if callable(log_extra):
-            log_extra("apps_verdict", [d.verdict for d in details])
-            log_extra("apps_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
+            log_extra(f"{self.__name__}_verdict", [d.verdict for d in details])
+            log_extra(f"{self.__name__}_tests", [f"{d.tests_passed}/{d.tests_total}" for d in details])
         return [d.reward for d in details]
 
     def as_async(self) -> functools.partial[Any]:
@@ -301,14 +337,15 @@ class CodeReward:
             first[key] = i
             known = self._known(key, problem)
             if known is not None:
-                details[i] = replace(known, ran=False, deduplicated=True, retried=False, latency=0.0, queue=0.0)
+                details[i] = replace(known, ran=False, deduplicated=False, cached=True, retried=False, latency=0.0,
+                                     queue=0.0)
         run = [(i, key) for key, i in first.items() if details[i] is None]
         if run:
             self._run(run, problems, details, started)
         for i, source in copies:
             found = details[source]
             assert found is not None
-            details[i] = replace(found, ran=False, deduplicated=True)
+            details[i] = replace(found, ran=False, deduplicated=True, cached=False, retried=False)
         done = [d for d in details if d is not None]
         self.last = done
         if self.on_batch is not None:
@@ -469,36 +506,39 @@ def _quantile(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.999999) - 1))]
 
 
-def batch_figures(details: Sequence[RewardDetail]) -> dict[str, float]:
-    """One batch's figures, the same keys every time (TRL wants every process to log the same keys):
-    the share of scored completions that passed, of tests passed, counts of each test verdict kind and of
-    completions without a reward; how many programs ran, how many completions took the result of the same
-    program run once (or in a recent batch: ``deduplicated``), how many ran again after a harness fault; the
-    completions' latency (seconds from the batch's start to their result: p50, p99, the slowest) and the
-    median time the programs waited for an executor (``queue_s``)."""
+def batch_figures(details: Sequence[RewardDetail], name: str = "apps") -> dict[str, float]:
+    """One batch's figures under the reward function's `name` (``<name>/pass_rate``...), the same keys every
+    time (TRL wants every process to log the same keys; two reward functions of one trainer, named apart, never
+    average into each other): the share of scored completions that passed, of tests passed, counts of each test
+    verdict kind and of completions without a reward; how many programs ran, how many completions took the
+    result of the same program run once in this batch (``deduplicated``) or kept from a recent batch
+    (``cached``), how many ran again after a harness fault. The latency figures are over the programs that ran
+    (a reused result took no time and is counted apart, above): seconds from the batch's start to each one's
+    result (p50, p99, the slowest) and the median time they waited for an executor (``queue_s``)."""
     scored = [d for d in details if d.reward is not None]
     tests_run = sum(d.tests_run for d in scored)
-    timed = [d for d in details if d.ran or d.deduplicated]
-    latencies = [d.latency for d in timed]
-    out = {
-        "apps/pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
-        "apps/test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
-        "apps/no_code": float(sum(d.verdict == P_NO_CODE for d in details)),
-        "apps/no_reward": float(len(details) - len(scored)),
-        "apps/not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
-        "apps/harness_error": float(sum(d.verdict == HARNESS for d in details)),
-        "apps/not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
-        "apps/programs_run": float(sum(d.ran for d in details)),
-        "apps/deduplicated": float(sum(d.deduplicated for d in details)),
-        "apps/retried": float(sum(d.retried for d in details)),
-        "apps/latency_p50_s": round(_quantile(latencies, 0.5), 6),
-        "apps/latency_p99_s": round(_quantile(latencies, 0.99), 6),
-        "apps/slowest_s": round(max(latencies, default=0.0), 6),
-        "apps/queue_s": round(_quantile([d.queue for d in details if d.ran], 0.5), 6),
+    ran = [d for d in details if d.ran]
+    latencies = [d.latency for d in ran]
+    figures = {
+        "pass_rate": sum(d.verdict == P_PASS for d in scored) / len(scored) if scored else 0.0,
+        "test_pass_rate": sum(d.tests_passed for d in scored) / tests_run if tests_run else 0.0,
+        "no_code": float(sum(d.verdict == P_NO_CODE for d in details)),
+        "no_reward": float(len(details) - len(scored)),
+        "not_scored": float(sum(d.verdict == NOT_SCORED for d in details)),
+        "harness_error": float(sum(d.verdict == HARNESS for d in details)),
+        "not_applicable": float(sum(d.verdict == NOT_APPLICABLE for d in details)),
+        "programs_run": float(len(ran)),
+        "deduplicated": float(sum(d.deduplicated for d in details)),
+        "cached": float(sum(d.cached for d in details)),
+        "retried": float(sum(d.retried for d in details)),
+        "latency_p50_s": round(_quantile(latencies, 0.5), 6),
+        "latency_p99_s": round(_quantile(latencies, 0.99), 6),
+        "slowest_s": round(max(latencies, default=0.0), 6),
+        "queue_s": round(_quantile([d.queue for d in ran], 0.5), 6),
     }
     for kind in COUNTED_KINDS:
-        out[f"apps/tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
-    return out
+        figures[f"tests_{kind}"] = float(sum(d.kinds.get(kind, 0) for d in details))
+    return {f"{name}/{key}": value for key, value in figures.items()}
 
 
 # ------------------------------------------------------------------------------------------------- verl
@@ -521,13 +561,14 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node", "cache", "dedup")
+                 "workers", "ray", "ray_per_node", "ray_resource", "shared", "cache", "dedup")
 # what verl's reward loop adds to the call when a reward router is configured (not ours to read)
 _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
 _VERL_BATCH = {"batch_latency_p50_s": "apps/latency_p50_s", "batch_latency_p99_s": "apps/latency_p99_s",
                "batch_slowest_s": "apps/slowest_s", "batch_queue_s": "apps/queue_s",
-               "batch_deduplicated": "apps/deduplicated", "batch_retried": "apps/retried"}
+               "batch_deduplicated": "apps/deduplicated", "batch_cached": "apps/cached",
+               "batch_retried": "apps/retried"}
 
 
 def _index(value: Any) -> tuple[int, str | None]:
@@ -575,8 +616,19 @@ def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(kwargs) - set(_VERL_OPTIONS) - set(_VERL_PASSES))
     if unknown:
         raise TypeError(f"compute_score: unknown option(s) {', '.join(unknown)}; "
-                        f"custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
+                        f"reward.custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
     return {k: v for k, v in kwargs.items() if k in _VERL_OPTIONS}
+
+
+class VerlResult(dict):  # type: ignore[type-arg]
+    """One completion's result for verl: a dict (its reward loop's managers take "score" as the reward and log
+    every key) whose item 0 is the score too, as verl's legacy ``prime`` manager reads a result that is not a
+    number (``float(result[0])``: the ``(score, metadata)`` pair its own ``prime_code`` returns)."""
+
+    def __missing__(self, key: Any) -> Any:
+        if type(key) is int and key == 0:
+            return self["score"]
+        raise KeyError(key)
 
 
 def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
@@ -590,7 +642,7 @@ def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
                         f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
     figures = batch_figures(details)
     batch = {mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}
-    return [{**d.figures(), **batch} for d in details]
+    return [VerlResult({**d.figures(), **batch}) for d in details]
 
 
 def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None,
@@ -601,8 +653,9 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     `ground_truth`: the problem's tests, an ``input_output`` JSON text or dict (``inputs``, ``outputs``,
     optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
     problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
-    ``custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
-    judge, checkers, workers, ray, ray_per_node, cache; what verl's reward loop adds (``reward_router_address``,
+    ``reward.custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
+    judge, checkers, workers, ray, ray_per_node, ray_resource, shared, cache; what verl's reward loop adds
+    (``reward_router_address``,
     ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
     test counts and the batch's figures beside it (verl logs every key). Raises `NotScored` where there is no
     reward (never 0.0). `data_source` is not read: route by it in your own function if the run mixes tasks.
@@ -671,18 +724,30 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
     detail, figures = await gather.score(solution_str, problem)
     if detail.reward is None:
         raise NotScored(f"pytest-apps: no reward ({detail.verdict}: {detail.reason})")
-    return {**detail.figures(), **{mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}}
+    return VerlResult({**detail.figures(), **{mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}})
 
 
 def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str], ground_truths: Sequence[Any],
                         extra_infos: Sequence[Any] | None = None, **options: Any) -> list[dict[str, Any]]:
-    """verl's legacy batch reward manager's function (``reward_model.reward_manager=batch`` with
-    ``reward_model.use_reward_loop=False``): the whole batch scored in parallel in one call, within ``budget`` if
+    """verl's legacy batch reward manager's function (``verl.workers.reward_manager.BatchRewardManager``, which
+    no trainer of verl 0.9 loads): the whole batch scored in parallel in one call, within ``budget`` if
     given. Raises `NotScored` if any completion has no reward."""
     scorer = _scorer(_options(options))
     infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
     problems = [_verl_problem(scorer, truth, info) for truth, info in zip(ground_truths, infos)]
     return _verl_results(scorer.score(list(solution_strs), problems))
+
+
+def _forget_scorers() -> None:
+    """In a forked child (verl's legacy ``prime`` manager forks a process pool per batch): the parent's scorers
+    talk to the parent's executors, so the child starts its own on first use, and leaves the parent's alone."""
+    global _SCORERS_LOCK
+    _SCORERS.clear()
+    _GATHERS.clear()
+    _SCORERS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_scorers)
 
 
 def close_scorers() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +40,7 @@ def cluster() -> Iterator[tuple[Cluster, Any]]:
     system = {"health_check_period_ms": 500, "health_check_failure_threshold": 3, "health_check_initial_delay_ms": 0}
     c = Cluster(initialize_head=True, head_node_args={
         "num_cpus": 1, "object_store_memory": STORE, "include_dashboard": False, "_system_config": system})
-    worker = c.add_node(num_cpus=1, object_store_memory=STORE)
+    worker = c.add_node(num_cpus=1, object_store_memory=STORE, resources={"apps": 1})  # a node meant for programs
     ray.init(address=c.address, log_to_driver=False)
     c.wait_for_nodes()
     try:
@@ -153,6 +154,66 @@ def test_an_actor_not_started_by_the_batchs_deadline_is_left_for_the_next_batch(
             c.remove_node(joined)
 
 
+# the Caller actor's code goes to its worker by value: this test module is not importable there
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@ray.remote(num_cpus=0)
+class Caller:
+    """A process that scores as verl's reward workers do: its own Evaluator on the cluster."""
+
+    def __init__(self) -> None:
+        self.ev = Evaluator(timeout=1.0, ray=True)
+
+    def pids(self) -> dict[str, int]:
+        return self.ev.cluster.pids()
+
+    def score(self) -> list[str]:
+        """The verdicts of the test's work, on problems loaded here (test data stays with its process)."""
+        return [r.verdict for r in self.ev.score_many(work_of(load_problems("sample"))[:6])]
+
+    def close(self) -> None:
+        self.ev.close()
+
+
+def test_every_caller_shares_one_executor_actor_per_node(cluster: Any, sample: Any) -> None:
+    work = work_of(sample)[:6]
+    with Evaluator(timeout=1.0, ray=True) as first:
+        callers = [Caller.remote() for _ in range(3)]
+        mine = first.cluster.pids()
+        assert len(mine) == 2
+        assert ray.get([c.pids.remote() for c in callers]) == [mine] * 3  # the same actor on each node
+        actor = next(iter(first.cluster._actors.values()))[0]
+        assert ray.get(actor.ready.remote())["callers"] == 4
+        verdicts = ray.get([c.score.remote() for c in callers])
+        assert verdicts == [[r.verdict for r in first.score_many(work)]] * 3
+        ray.get([c.close.remote() for c in callers])
+        assert ray.get(actor.ready.remote())["callers"] == 1  # the others detached; it stays for this one
+    with pytest.raises(ray.exceptions.RayActorError):  # the last caller's close stopped it
+        ray.get(actor.ready.remote(), timeout=30)
+
+
+def test_a_node_resource_keeps_the_executors_off_the_other_nodes(cluster: Any, sample: Any) -> None:
+    c, worker = cluster
+    with Evaluator(timeout=1.0, ray=True, ray_resource="apps") as ev:
+        assert list(ev.cluster.nodes()) == [worker.node_id]
+        assert [r.verdict for r in ev.score_many(work_of(sample)[:3])] == ["pass", "fail", "no_code"]
+    with pytest.raises(Exception, match="resource 'gpu_free'"):
+        Evaluator(timeout=1.0, ray=True, ray_resource="gpu_free").score_many(work_of(sample)[:1])
+
+
+def test_latency_on_ray_is_per_program_not_the_batch_time(cluster: Any, sample: Any) -> None:
+    problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU for the slow program
+    fast = (SOLUTIONS / "900001.py").read_text()
+    timings: list[Any] = []
+    with Evaluator(timeout=2.0, ray=True) as ev:
+        ev.score_many([(problem, fast)] * 2)  # the actors started: what follows times the programs alone
+        ev.score_batch([(problem, SLOW + fast)] + [(problem, fast)] * 3, timings=timings)
+    slow_took, fast_took = timings[0][1], min(t[1] for t in timings[1:])
+    assert slow_took >= 5 * 0.3 * 0.9 and fast_took < slow_took / 2  # each its own, not the batch's
+
+
+# last: it removes the worker node for good
 def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluster: Any, sample: Any) -> None:
     c, worker = cluster
     problem = next(p for p in sample if p.id == "900001")  # 5 tests: 1.5 s of CPU per program
@@ -185,3 +246,4 @@ def test_a_node_lost_mid_batch_has_its_work_rescheduled_never_scored_zero(cluste
             io = json.loads(sample_path().read_text().splitlines()[0])["input_output"]
             text = "```python\n" + (SOLUTIONS / "900001.py").read_text() + "```"
             assert reward(prompts=["p"], completions=[text], completion_ids=None, input_output=[io]) == [1.0]
+

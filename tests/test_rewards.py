@@ -132,9 +132,9 @@ def test_trl_logging_callbacks_get_the_same_keys_every_batch(strict: CodeReward)
     finally:
         strict.on_batch = None
     assert {len(v) for v in metrics.values()} == {2}  # every key both times
-    assert metrics["apps/pass_rate"] == [1.0, 0.0] and metrics["apps/no_code"] == [0.0, 1.0]
-    assert metrics["apps/tests_wrong_answer"][1] >= 1.0
-    assert extras["apps_verdict"] == ["pass", "fail", "no_code"]
+    assert metrics["apps_strict/pass_rate"] == [1.0, 0.0] and metrics["apps_strict/no_code"] == [0.0, 1.0]
+    assert metrics["apps_strict/tests_wrong_answer"][1] >= 1.0
+    assert extras["apps_strict_verdict"] == ["pass", "fail", "no_code"]
     assert [len(batch) for batch in seen] == [1, 2]
 
 
@@ -167,7 +167,7 @@ def test_a_harness_error_is_no_reward_for_trl_and_an_exception_for_verl(failing_
             detail = reward.last[0]
             assert detail.verdict == "harness_error" and detail.kinds["harness_error"] >= 1
             assert "checker" in detail.reason
-            assert batch_figures(reward.last)["apps/harness_error"] == 1.0
+            assert batch_figures(reward.last, reward.__name__)[f"apps_{shape}/harness_error"] == 1.0
     with pytest.raises(NotScored, match="harness_error"):
         compute_score(data_source="apps", solution_str=text, ground_truth=io, extra_info={"problem_id": "900001"},
                       checkers=str(failing_checker), timeout=1.0, workers=1)
@@ -187,6 +187,28 @@ def test_shapes_on_plain_results() -> None:
     assert shape_of(only_harness, "strict").reward is None
     assert shape_of(result("fail", ["pass", "timeout"], 2), "fraction").reward == 0.5
     assert shape_of(None, "strict").verdict == "not_scored"
+
+
+def test_the_continuous_shape_is_verls_partial_credit_on_the_first_ten_tests() -> None:
+    def result(kinds: list[str], total: int | None = None) -> ProblemResult:
+        verdict = "pass" if kinds.count("pass") == len(kinds) == (total or len(kinds)) else "fail"
+        return ProblemResult("1", "interview", "stdin", "c", verdict, tests_passed=kinds.count("pass"),
+                             tests_run=len(kinds), tests_total=total or len(kinds),
+                             tests=[{"case": i, "kind": k} for i, k in enumerate(kinds)])
+
+    def continuous(kinds: list[str], total: int | None = None) -> float | None:
+        return shape_of(result(kinds, total), "continuous").reward
+
+    assert continuous(["pass"] * 14) == 1.0  # every test passes
+    # a failure on the 4th and on the 12th test: 9 of the first 10 pass, whatever comes after
+    assert continuous(["pass"] * 3 + ["wrong_answer"] + ["pass"] * 7 + ["timeout"] + ["pass"] * 2) == 0.9
+    assert continuous(["pass"] * 10 + ["wrong_answer"] * 4) == 1.0  # verl's shape: only the first 10 count
+    assert continuous(["pass", "runtime_error", "pass", "wrong_answer"]) == 0.5  # fewer tests: over them all
+    assert continuous(["pass"] * 3 + ["harness_error"] + ["wrong_answer"] * 2) is None  # one of the ten unknown
+    assert continuous(["wrong_answer"] + ["pass"] * 10 + ["harness_error"]) == 0.9  # known: it failed
+    assert shape_of(result(["pass"] * 11 + ["harness_error"]), "continuous").verdict == "harness_error"
+    assert shape_of(result(["pass"] * 4, total=14), "continuous").verdict == "not_scored"  # the budget ran out
+    assert continuous(["wrong_answer"] * 10, total=14) == 0.0  # the first ten ran: the rest cannot change it
 
 
 # --------------------------------------------------------------------------------------------- verl
@@ -484,15 +506,18 @@ def test_identical_completions_run_once_and_recent_batches_are_reused() -> None:
         out = reward(prompts=None, completions=texts, completion_ids=None, input_output=[io] * 16,
                      log_metric=logged.__setitem__)
         assert out == [1.0] * 8 + [0.2] * 4 + [1.0] * 4
-        assert logged["apps/deduplicated"] == 14.0  # 2 distinct programs on one problem's tests ran
-        assert logged["apps/programs_run"] == 2.0
-        out = reward(prompts=None, completions=[good, bad], completion_ids=None, input_output=[io] * 2,
+        assert logged["apps_fraction/deduplicated"] == 14.0  # 2 distinct programs on one problem's tests ran
+        assert logged["apps_fraction/programs_run"] == 2.0 and logged["apps_fraction/cached"] == 0.0
+        out = reward(prompts=None, completions=[good, bad, good], completion_ids=None, input_output=[io] * 3,
                      log_metric=logged.__setitem__)
-        assert out == [1.0, 0.2] and logged["apps/programs_run"] == 0.0 and logged["apps/deduplicated"] == 2.0
+        assert out == [1.0, 0.2, 1.0] and logged["apps_fraction/programs_run"] == 0.0
+        assert logged["apps_fraction/cached"] == 2.0 and logged["apps_fraction/deduplicated"] == 1.0
+        # nothing ran: no latency to report (reused results are counted apart, never as 0 s)
+        assert logged["apps_fraction/latency_p50_s"] == logged["apps_fraction/slowest_s"] == 0.0
         for i in range(6):  # the memory is bounded: older results are dropped
             reward(completions=[fenced(f"print({i})\n")], input_output=[io])
         reward(completions=[good], input_output=[io], log_metric=logged.__setitem__)
-        assert logged["apps/programs_run"] == 1.0
+        assert logged["apps_fraction/programs_run"] == 1.0
         assert len(reward._results) <= 4
 
 
@@ -518,10 +543,10 @@ def test_a_harness_fault_is_retried_once_before_no_reward(flaky_checker: Path, f
     logged: dict[str, float] = {}
     with CodeReward("fraction", checkers=flaky_checker, timeout=1.0, workers=1) as reward:
         assert reward(completions=[text], input_output=[io], problem_id=["900001"], log_metric=logged.__setitem__) == [1.0]
-        assert logged["apps/retried"] == 1.0 and logged["apps/harness_error"] == 0.0
+        assert logged["apps_fraction/retried"] == 1.0 and logged["apps_fraction/harness_error"] == 0.0
     with CodeReward("fraction", checkers=failing_checker, timeout=1.0, workers=1) as reward:
         assert reward(completions=[text], input_output=[io], problem_id=["900001"], log_metric=logged.__setitem__) == [None]
-        assert logged["apps/retried"] == 1.0 and logged["apps/harness_error"] == 1.0
+        assert logged["apps_fraction/retried"] == 1.0 and logged["apps_fraction/harness_error"] == 1.0
 
 
 def test_batch_latency_figures_go_to_trl_and_verl() -> None:
@@ -530,10 +555,10 @@ def test_batch_latency_figures_go_to_trl_and_verl() -> None:
     logged: dict[str, float] = {}
     with CodeReward("strict", timeout=2.0, workers=2) as reward:
         reward(completions=[slow, fenced(solution("900001"))], input_output=[io] * 2, log_metric=logged.__setitem__)
-    for key in ("apps/latency_p50_s", "apps/latency_p99_s", "apps/slowest_s", "apps/queue_s", "apps/deduplicated"):
-        assert key in logged
-    assert logged["apps/slowest_s"] >= logged["apps/latency_p99_s"] >= logged["apps/latency_p50_s"] > 0
-    assert logged["apps/slowest_s"] >= 5 * 0.25 * 0.9  # the busy program's own CPU time, at least
+    for key in ("latency_p50_s", "latency_p99_s", "slowest_s", "queue_s", "deduplicated", "cached"):
+        assert f"apps_strict/{key}" in logged
+    assert logged["apps_strict/slowest_s"] >= logged["apps_strict/latency_p99_s"] >= logged["apps_strict/latency_p50_s"] > 0
+    assert logged["apps_strict/slowest_s"] >= 5 * 0.25 * 0.9  # the busy program's own CPU time, at least
     try:
         out = compute_score_batch(data_sources=["apps"] * 2, solution_strs=[slow, slow], ground_truths=[io] * 2,
                                   timeout=2.0, workers=2)
@@ -561,3 +586,24 @@ def test_verl_counts_the_tests_of_a_completion_without_code_as_no_code() -> None
         close_scorers()
     assert out["score"] == 0.0 and out["tests_run"] == 0
     assert out["tests_no_code"] == out["tests_total"] == 4
+
+
+def test_two_rewards_log_under_their_own_names_and_latency_is_over_the_programs_that_ran() -> None:
+    io = SAMPLE_ROWS["900001"]["input_output"]
+    slow, slower = fenced(BUSY + solution("900001")), fenced(BUSY + BUSY + solution("900001"))
+    logged: dict[str, float] = {}
+    with CodeReward("strict", timeout=2.0, workers=1) as strict, \
+            CodeReward("strict", evaluator=strict.evaluator, name="apps_hard") as hard:
+        strict(completions=[slow] * 4, input_output=[io] * 4, log_metric=logged.__setitem__)
+        hard(completions=[fenced("print(3)\n")], input_output=[io], log_metric=logged.__setitem__)
+        # the two functions' figures sit apart: nothing is averaged across them
+        assert logged["apps_strict/pass_rate"] == 1.0 and logged["apps_hard/pass_rate"] == 0.0
+        assert logged["apps_strict/deduplicated"] == 3.0 and logged["apps_strict/programs_run"] == 1.0
+        # one program ran, its copies took its result: the latency figures are that one program's
+        assert logged["apps_strict/latency_p50_s"] == logged["apps_strict/slowest_s"] >= 0.25 * 0.9
+        # a batch of results kept from the last one and one new program: the figures are the new one's, not 0 s
+        strict(completions=[slow] * 7 + [slower], input_output=[io] * 8, log_metric=logged.__setitem__)
+        assert logged["apps_strict/cached"] == 1.0 and logged["apps_strict/deduplicated"] == 6.0
+        assert logged["apps_strict/programs_run"] == 1.0
+        assert logged["apps_strict/latency_p50_s"] >= 0.5 * 0.9
+        assert [d.cached for d in strict.last] == [True] + [False] * 7

@@ -7,7 +7,12 @@ timeout or near-limit verdict met while the node was measured slower than quiet 
 the node's other executors may be busy then).
 
 * One `NodeRunner` actor per alive node (hard node affinity), holding that node's warm executors: one fork
-  server each, started when the actor starts and kept across batches. The actor is threaded
+  server each, started when the actor starts and kept across batches. The actor is named after its node and
+  the run's settings and got-or-created (`get_if_exists`), so every caller on the cluster with the same
+  settings (verl's reward workers, each rank of a trainer) shares it: one pool of executors per node, however
+  many callers. Each caller attaches to it; the last to detach stops it (and it dies with the process that
+  created it, as Ray's actors do: the others then start it again, as after any lost actor). A node without
+  CPUs, or without the resource `resource` names when given, gets none. The actor is threaded
   (`max_concurrency` = its executors); each thread takes an executor for a whole problem. The executor's
   server is a separate process started with `subprocess` (fork and exec at once), so the actor's threads
   never fork a Python interpreter. Two programs per executor are sent to a node at a time (one runs, one
@@ -31,6 +36,7 @@ Imports `ray` only when a `RayExecutors` is made (the optional extra ``pytest-ap
 
 from __future__ import annotations
 
+import hashlib
 import queue
 import threading
 import time
@@ -52,6 +58,10 @@ RETRIES = 3  # how many times one program's work may be lost with its node befor
 IN_FLIGHT = 2  # programs sent to a node per executor: one running, one waiting there (no idle gap between them)
 CACHED_PROBLEMS = 512  # problems' test data an actor keeps decoded (least recently used dropped first)
 STARTUP_TIMEOUT = 120.0  # seconds for an actor to start its executors
+NAMESPACE = "pytest_apps"  # the Ray namespace of the shared executor actors
+# the actor's threads for attach/detach/ready/stats/close, apart from those running programs: with many callers
+# every program thread is busy, and a caller attaching or closing must not wait behind their work
+CONTROL = "control"
 
 
 class ClusterError(RuntimeError):
@@ -94,11 +104,29 @@ class NodeRunner:
         self._lock = threading.Lock()
         self.loads = 0  # test data fetched and decoded here (once per problem while it stays cached)
         self.programs = 0
+        self.callers = 0  # callers attached (a shared actor is stopped by the last to detach)
 
     def ready(self) -> dict[str, Any]:
         import os
 
-        return {"pid": os.getpid(), "executors": len(self._executors)}
+        return {"pid": os.getpid(), "executors": len(self._executors), "callers": self.callers}
+
+    def attach(self) -> dict[str, Any]:
+        """One more caller uses these executors; `ready()`'s answer."""
+        with self._lock:
+            self.callers += 1
+        return self.ready()
+
+    def detach(self) -> int:
+        """One caller is done with these executors: how many callers are left."""
+        with self._lock:
+            self.callers = max(0, self.callers - 1)
+            return self.callers
+
+    def knows(self, key: int) -> bool:
+        """Whether the test data of `key` is kept here."""
+        with self._lock:
+            return key in self._cases
 
     def stats(self) -> dict[str, int]:
         return {"loads": self.loads, "programs": self.programs, "cached": len(self._cases)}
@@ -143,17 +171,37 @@ class NodeRunner:
             executor.close()
 
 
+def control(actor: Any, method: str) -> Any:
+    """Call `method` of a node's actor on its control threads (never queued behind programs)."""
+    return getattr(actor, method).options(concurrency_group=CONTROL).remote()
+
+
+def setup_digest(setup: Setup) -> str:
+    """A short name for these settings: callers with the same settings share executors."""
+    return hashlib.sha256(repr(setup).encode()).hexdigest()[:16]
+
+
+def shared_name(node_id: str, setup: Setup) -> str:
+    """The Ray actor name of a node's executors for these settings."""
+    return f"executors-{node_id[:24]}-{setup_digest(setup)}"
+
+
 class RayExecutors:
     """The caller's side: one `NodeRunner` actor per alive node of the Ray cluster this process is connected
     to (``ray.init()`` is called when it is not: it connects to ``RAY_ADDRESS`` or starts a local cluster).
 
     `per_node`: executors per node (default: the node's CPU count in Ray's resources). `num_cpus`: CPUs each
     actor reserves from Ray's scheduler (default 0: the programs' own time is measured whatever else the node
-    runs, so sharing CPUs changes how fast a batch goes, never its verdicts).
+    runs, so sharing CPUs changes how fast a batch goes, never its verdicts). `resource`: run programs only on
+    the nodes whose Ray resources hold this custom resource (``ray start --resources='{"apps": 1}'`` on the
+    nodes meant for it), so that GPU nodes, say, run none. Every caller with the same settings shares each
+    node's actor.
     """
 
+    kind = "ray"
+
     def __init__(self, settings: Settings, per_node: int | None = None, num_cpus: float = 0.0,
-                 confirm: bool = True) -> None:
+                 confirm: bool = True, resource: str | None = None) -> None:
         try:
             import ray
         except ImportError:
@@ -163,6 +211,7 @@ class RayExecutors:
         self._ray = ray
         self._settings = settings
         self._per_node, self._num_cpus, self._confirm = per_node, num_cpus, confirm
+        self._resource = resource
         self._actors: dict[str, tuple[Any, int]] = {}  # node id -> (actor, executors)
         self._refs: OrderedDict[int, Any] = OrderedDict()  # problem key -> ObjectRef of its Cases
         self._lock = threading.Lock()
@@ -183,7 +232,7 @@ class RayExecutors:
             if node_id not in alive:
                 self._drop(node_id)
         starting = {}
-        remote = ray.remote(NodeRunner)
+        remote = ray.remote(concurrency_groups={CONTROL: 2})(NodeRunner)
         for node_id, node in alive.items():
             if node_id in self._actors:
                 continue
@@ -191,15 +240,18 @@ class RayExecutors:
             executors = self._per_node or cpus
             if executors < 1:
                 continue  # a node without CPUs (e.g. a head node started with num_cpus=0) runs nothing
+            if self._resource and node.get("Resources", {}).get(self._resource, 0) <= 0:
+                continue  # not a node meant to run programs
             setup = Setup(self._settings, executors, self._confirm)
             actor = remote.options(
+                name=shared_name(node_id, setup), namespace=NAMESPACE, get_if_exists=True,
                 num_cpus=self._num_cpus,
-                # a thread per program in flight (IN_FLIGHT per executor) and one for ready/stats/close
-                max_concurrency=IN_FLIGHT * executors + 1,
+                # a thread per program in flight (IN_FLIGHT per executor), and two for attach/ready/stats/close
+                max_concurrency=IN_FLIGHT * executors,
                 max_restarts=0,
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
             ).remote(setup)
-            starting[node_id] = (actor, executors, actor.ready.remote())
+            starting[node_id] = (actor, executors, control(actor, "attach"))
         if not starting:
             return
         started = time.monotonic()
@@ -227,11 +279,11 @@ class RayExecutors:
 
     def pids(self) -> dict[str, int]:
         """Node id -> the process id of its actor (the Ray worker process that holds its executors)."""
-        return {node: self._ray.get(actor.ready.remote())["pid"] for node, (actor, _) in list(self._actors.items())}
+        return {node: self._ray.get(control(actor, "ready"))["pid"] for node, (actor, _) in list(self._actors.items())}
 
     def stats(self) -> dict[str, dict[str, int]]:
         """Each node's counters: test data loaded, programs run, problems cached."""
-        return {node: self._ray.get(actor.stats.remote()) for node, (actor, _) in list(self._actors.items())}
+        return {node: self._ray.get(control(actor, "stats")) for node, (actor, _) in list(self._actors.items())}
 
     def _drop(self, node_id: str, actor: Any = None) -> None:
         """Forget the node's actor; with `actor`, only if it is still that one (a replacement is kept)."""
@@ -249,15 +301,19 @@ class RayExecutors:
             pass
 
     # -- work ------------------------------------------------------------------------------------------
-    def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None) -> list[list[CaseRecord] | None]:
-        """Records per work item, in order; None for an item not scored by `deadline` (time.monotonic())."""
+    def run(self, work: Sequence[Work], fail_fast: bool, deadline: float | None = None,
+            times: list[tuple[float, float] | None] | None = None) -> list[list[CaseRecord] | None]:
+        """Records per work item, in order; None for an item not scored by `deadline` (time.monotonic()).
+        `times`, if given, receives per item (when it was last sent to a node, when its result came back), in
+        `time.monotonic()` of this process, or None for an item not scored."""
         ray = self._ray
         lost_errors = (ray.exceptions.RayActorError, getattr(ray.exceptions, "ActorUnavailableError", ()),
                        ray.exceptions.ObjectLostError)
         with self._lock:
             self.refresh(deadline)  # nodes that joined since the last batch get their actor; gone ones are forgotten
             if not self._actors:
-                raise ClusterError("the Ray cluster has no alive node with CPUs to run programs on")
+                wanted = f" and the resource {self._resource!r}" if self._resource else ""
+                raise ClusterError(f"the Ray cluster has no alive node with CPUs{wanted} to run programs on")
             results: list[list[CaseRecord] | None] = [None] * len(work)
             pending = list(range(len(work)))[::-1]  # popped from the end: input order
             attempts = [0] * len(work)
@@ -266,17 +322,12 @@ class RayExecutors:
             inflight: dict[Any, tuple[int, str, Any]] = {}
             load: dict[Any, int] = {}  # actor handle -> programs in flight there
             boxes = {w.key: [self._ref(w.key, w.cases)] for w in work}
+            sent: list[float] = [0.0] * len(work)
+            came: list[float] = [0.0] * len(work)
             while pending or inflight:
                 if deadline is not None and time.monotonic() >= deadline:
                     break
-                for node_id, (actor, executors) in list(self._actors.items()):
-                    while pending and load.get(actor, 0) < IN_FLIGHT * executors:
-                        i = pending.pop()
-                        left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                        ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
-                                               left, fail_fast)
-                        inflight[ref] = (i, node_id, actor)
-                        load[actor] = load.get(actor, 0) + 1
+                self._send(work, pending, fail_fast, deadline, (inflight, load, boxes, sent))
                 if not inflight:
                     self.refresh(deadline)
                     if not self._actors:
@@ -290,6 +341,7 @@ class RayExecutors:
                     load[actor] = load.get(actor, 0) - 1
                     try:
                         results[i] = ray.get(ref)
+                        came[i] = time.monotonic()
                     except lost_errors:
                         self._drop(node_id, actor)
                         lost = True
@@ -303,7 +355,23 @@ class RayExecutors:
                     if not self._actors and not inflight:
                         raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
             # past the deadline, what is still in flight is left to the actors: each stops at its next case
+            if times is not None:
+                times.extend(None if r is None else (sent[i], came[i]) for i, r in enumerate(results))
             return results
+
+    def _send(self, work: Sequence[Work], pending: list[int], fail_fast: bool, deadline: float | None,
+              state: tuple[dict[Any, tuple[int, str, Any]], dict[Any, int], dict[int, list[Any]], list[float]]) -> None:
+        """Send pending work to every node up to IN_FLIGHT programs per executor there."""
+        inflight, load, boxes, sent = state
+        for node_id, (actor, executors) in list(self._actors.items()):
+            while pending and load.get(actor, 0) < IN_FLIGHT * executors:
+                i = pending.pop()
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ref = actor.run.remote(work[i].problem, work[i].candidate, work[i].key, boxes[work[i].key],
+                                       left, fail_fast)
+                inflight[ref] = (i, node_id, actor)
+                sent[i] = time.monotonic()
+                load[actor] = load.get(actor, 0) + 1
 
     def _ref(self, key: int, cases: Cases) -> Any:
         found = self._refs.get(key)
@@ -318,14 +386,17 @@ class RayExecutors:
         self._refs.pop(key, None)
 
     def close(self) -> None:
+        """Detach from each node's actor; the last caller to detach stops it."""
         for actor, _ in list(self._actors.values()):
             try:
-                self._ray.get(actor.close.remote(), timeout=30)
-            except Exception:  # noqa: BLE001
-                pass
+                if self._ray.get(control(actor, "detach"), timeout=30) > 0:
+                    continue  # other callers still use it
+            except Exception:  # noqa: BLE001 - gone already, or not answering: never stopped under its other callers
+                continue
             try:
-                self._ray.kill(actor)
+                self._ray.get(control(actor, "close"), timeout=30)
             except Exception:  # noqa: BLE001
                 pass
+            self._kill(actor)
         self._actors.clear()
         self._refs.clear()
