@@ -227,7 +227,7 @@ def test_kill_ends_what_escaped_its_parent(pool, kind):
     assert escaped in g.pids() and not gone(escaped)
     if kind == "clone-parent":
         assert int(Path(f"/proc/{escaped}/stat").read_text().rsplit(")", 1)[1].split()[1]) == os.getpid()
-    assert g.kill() == 1
+    assert g.kill() >= 1  # (the daemon's first parent may still be on its way out when the kill lists the group)
     assert g.pids() == []
     if kind == "clone-parent":  # our own child: reaped here, killed by SIGKILL
         assert os.WTERMSIG(reap(escaped)) == signal.SIGKILL

@@ -251,7 +251,7 @@ def test_a_node_id_rerun_merges_into_the_full_report(project: pytest.Pytester) -
     rerun = run(project, "--apps-dataset=sample", "-n", "2", "solutions/900003.py::test_0",
                 "--apps-fail-under", "80", "--apps-markdown", "r.md")
     rerun.assert_outcomes(failed=1)
-    rerun.stdout.fnmatch_lines(["*this run selected 1 of 27 cases: the report merges its 1 rerun cases*"])
+    rerun.stdout.fnmatch_lines(["*this run selected 1 of 27 cases: the report merges its rerun case*"])
     merged = read_report(project)
     assert merged["run"]["complete"] and merged["run"]["rerun"] == ["solutions/900003.py::test_0"]
     assert merged["run"]["executed"] == 1 and merged["run"]["carried"] == 26

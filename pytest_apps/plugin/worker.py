@@ -31,15 +31,6 @@ class WorkerPlugin(RunPlugin):
             note_worker(plan_folder, str(workerinput.get("workerid")))
         quiet_terminal(config)
 
-
-def quiet_terminal(config: pytest.Config) -> None:
-    """A worker's terminal output goes nowhere (the controller reports every test), but its terminal reporter
-    still asks every plugin for a terminal summary at the end: hypothesis's imports the whole hypothesis
-    package there, which pytest rewrites for assertions (every module of a plugin's distribution is marked) and,
-    under PYTHONDONTWRITEBYTECODE=1, recompiles on each worker, seconds at every stop. Without the reporter
-    the end of a worker depends on no other plugin's summary."""
-    config.pluginmanager.unregister(name="terminalreporter")
-
     def filed(self, report: pytest.TestReport, stats: dict[str, list[Any]] | None) -> None:
         if stats is not None:
             forget_on_worker(stats, report)
@@ -52,3 +43,12 @@ def quiet_terminal(config: pytest.Config) -> None:
             # (an interrupted run is not kept waiting for the figure)
             output[SPEED_KEY] = None if self.interrupts.received else self.state.machine_speed()
         self.state.close(wait=False)  # it cleans up as the controller hears this worker finish (waited for at the end)
+
+
+def quiet_terminal(config: pytest.Config) -> None:
+    """A worker's terminal output goes nowhere (the controller reports every test), but its terminal reporter
+    still asks every plugin for a terminal summary at the end: hypothesis's imports the whole hypothesis
+    package there, which pytest rewrites for assertions (every module of a plugin's distribution is marked) and,
+    under PYTHONDONTWRITEBYTECODE=1, recompiles on each worker, seconds at every stop. Without the reporter
+    the end of a worker depends on no other plugin's summary."""
+    config.pluginmanager.unregister(name="terminalreporter")

@@ -30,6 +30,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.record import CaseRecord
+from ..core.settings import DEFAULT_JUDGE
 from ..executor import Limits
 from .jobs import Judged, Served, judged_job, limits_for, run_code_job, spec_of
 from .judged import harness_failure, judge_answer, read_judge, read_submit, submit_answer
@@ -129,7 +130,7 @@ async def run_code(request: Request, server: Server) -> Response:
     why = unsupported(body)
     if why:
         return JSONResponse(sandbox_error(why))
-    spec = spec_of("seed", server.served)
+    spec = spec_of(DEFAULT_JUDGE, server.served)  # /run_code: a program as a real program, judged by the client
     try:
         limits = limits_for(spec, server.served, body.run_timeout, body.memory_limit_mb)
     except RequestError as exc:
