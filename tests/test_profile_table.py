@@ -45,13 +45,16 @@ def test_taco_has_the_apps_memory_floor_its_call_based_problems_run_in_the_apps_
 
 
 def _spelling_a_profile_name() -> list[str]:
-    """The modules outside `judge/` and the option table (core/settings.py) with a profile name as a string literal.
-    (The plugin's own name "apps", its option group and ini prefix in plugin/options.py and its record key in
-    plugin/collect.py, is spelled the same and counts too: the rule is the spelling, not the meaning.)"""
+    """The modules outside `judge/`, the option table (core/settings.py) and the dataset table (dataset/table.py,
+    whose entries are named after their datasets: APPS and TACO, as two profiles are) with a profile name as a
+    string literal. (The plugin's own name "apps", its option group and ini prefix in plugin/options.py, its record
+    key in plugin/collect.py and the rewards' figure prefix, is spelled the same and counts too: the rule is the
+    spelling, not the meaning.)"""
+    tables = ("core/settings.py", "dataset/table.py")
     names = {f'"{n}"' for n in PROFILES} | {f"'{n}'" for n in PROFILES}
     return sorted(
         p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")
-        if "judge" not in p.relative_to(PACKAGE).parts[:1] and p.relative_to(PACKAGE).as_posix() != "core/settings.py"
+        if "judge" not in p.relative_to(PACKAGE).parts[:1] and p.relative_to(PACKAGE).as_posix() not in tables
         and any(t.type == tokenize.STRING and t.string in names
                 for t in tokenize.tokenize(io.BytesIO(p.read_bytes()).readline)))
 

@@ -255,7 +255,9 @@ def test_a_batch_budget_reports_what_it_did_not_reach_as_not_scored() -> None:
         assert None in results  # 8 programs x 1.25 s on 2 executors cannot fit
         assert all(r is None or r.verdict == "pass" for r in results)  # a scored one is scored fully
         with CodeReward("fraction", evaluator=ev, budget=1.5) as reward:
-            out = trl_call(reward, [fenced(slow)] * 8, input_output=[SAMPLE_ROWS["900001"]["input_output"]] * 8)
+            # eight distinct programs (identical ones on identical rows would run once for all)
+            out = trl_call(reward, [fenced(f"# {k}\n" + slow) for k in range(8)],
+                           input_output=[SAMPLE_ROWS["900001"]["input_output"]] * 8)
         assert None in out and set(out) <= {None, 1.0}  # never 0 for what was not scored
         assert {d.verdict for d in reward.last if d.reward is None} == {"not_scored"}
         assert ev.score_batch([(problem, solution("900001"))])[0].verdict == "pass"  # executors free again

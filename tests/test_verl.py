@@ -60,12 +60,18 @@ def verl_config(overrides: list[str]) -> Any:
 
 
 def test_the_documented_commands_compose_and_select_our_function() -> None:
+    """Each documented command composes with verl's own configuration; those with a reward function select ours,
+    and the one for a SandboxFusion server sets the server's URL where verl 0.9 reads it."""
     import pytest_apps.rewards as rewards
 
     commands = documented_commands()
     assert len(commands) >= 2
     for overrides in commands:
         config = verl_config(overrides)
+        if any(o.startswith("reward.sandbox_fusion.url=") for o in overrides):
+            # verl's own sandbox_fusion path, pointed at `python -m pytest_apps serve`: no function of ours
+            assert str(config.reward.sandbox_fusion.url).endswith("/run_code")
+            continue
         chosen = get_custom_reward_fn(config)
         assert chosen is not None, f"verl would score with its own default under {overrides}"
         name = config.reward.custom_reward_function.name
