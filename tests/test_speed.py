@@ -91,12 +91,18 @@ def test_one_fast_calibration_does_not_become_the_quiet_rate_and_the_newest_are_
 
 
 def test_the_probe_reads_a_quiet_machine_as_quiet():
-    """Against a quiet rate calibrated the same way, most probes on this machine are within the probe's noise (a
-    slow spell of the host can raise some)."""
-    machine = speed.Speed()
-    machine.quiet = speed.quiet_of([speed.typical() for _ in range(4)])
-    seen = sorted(machine.factor() for _ in range(15))
-    assert seen[len(seen) // 2] < speed.CONFIDENT, seen
+    """Against a quiet rate calibrated the same way, most probes on this machine are within the probe's noise. A
+    slow spell of the host, or a neighbour test that loads the machine, can raise a whole round: three rounds, each
+    calibrated afresh, and one must read quiet (a probe that misreads a quiet machine misreads all three)."""
+    rounds = []
+    for _ in range(3):
+        machine = speed.Speed()
+        machine.quiet = speed.quiet_of([speed.typical() for _ in range(4)])
+        seen = sorted(machine.factor() for _ in range(15))
+        rounds.append(seen)
+        if seen[len(seen) // 2] < speed.CONFIDENT:
+            return
+    pytest.fail(f"no round read the machine as quiet: {rounds}")
 
 
 def test_cpu_bound_neighbours_on_the_same_cpu_leave_the_probe_within_its_noise():
