@@ -303,8 +303,11 @@ def test_multiprocessing_keeps_working():
     code = ("import multiprocessing as mp\n"
             "if __name__ == '__main__':\n"
             "    with mp.Pool(2) as p: print(p.map(abs, [-1, -2, 3]))\n"
-            "    with mp.get_context('forkserver').Pool(2) as p: print(p.map(abs, [-4]))\n")
-    assert python_under_filter(code) == "[1, 2, 3]\n[4]\n"
+            "    with mp.get_context('forkserver').Pool(2) as p: print(p.map(abs, [-4]))\n"
+            "    from multiprocessing import shared_memory\n"  # (a file in /dev/shm, as its locks are)
+            "    m = shared_memory.SharedMemory(create=True, size=8); m.buf[0] = 7; print(m.buf[0]); m.close(); m.unlink()\n"
+            "    q = mp.Queue(); v = mp.Value('i', 5); q.put(v.value); print(q.get())\n")
+    assert python_under_filter(code) == "[1, 2, 3]\n[4]\n7\n5\n"
 
 
 @needs_filter

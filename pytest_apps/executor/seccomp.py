@@ -56,6 +56,11 @@ REFUSED: tuple[tuple[str, dict[str, int]], ...] = (
     ("machine-wide state: swap, reboot, process accounting, disk quotas, I/O ports",
      {"swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "quotactl": 179, "quotactl_fd": 443,
       "iopl": 172, "ioperm": 173}),
+    ("System V IPC and POSIX message queues outlive the program, and every process of the machine can reach them: "
+     "no contest program needs them (multiprocessing's locks and shared memory are files in /dev/shm)",
+     {"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+      "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240, "mq_unlink": 241,
+      "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245}),
     ("a program keeps to the CPUs it was given: a wider affinity takes CPU from the other tests",
      {"sched_setaffinity": 203}),
     ("io_uring does its work in kernel threads outside the program's accounting and has been a steady source of "
