@@ -305,7 +305,7 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         if limits:
             apply_limits(limits)
         if cfg.get("seccomp"):
-            seccomp.install()  # last: it refuses the namespaces and mounts the steps above use
+            seccomp.install("last")  # on the zygote's part: it refuses the setns above
         random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
         sys.path[0] = workdir
         main = sys.modules["__main__"]  # made empty by prepare_child_state()

@@ -55,6 +55,7 @@ class Spare:
     failed: str | None = None
     retired: bool = False  # given up before it got a test: no pidfd is opened for it
     group: Group | None = None  # its test's cgroup (cgroups.py), which it joins before its test arrives
+    swept: bool = False  # its test's end swept the zygote's children too (settle need not look there again)
 
 
 class Server:
@@ -112,7 +113,8 @@ class Server:
                 # the zygote keeps its capabilities where each child needs them (to enter its mount namespace, make
                 # its IPC namespace, become its own uid), and each child drops them right after (child.py)
                 drop_caps = self.layers.drop_caps and not self._children_drop_caps()
-                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload)
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload,
+                            filtered=self.layers.seccomp)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -300,10 +302,11 @@ class Server:
             else:
                 while not reaper.gone(sp.pid) and time.monotonic() < end:
                     time.sleep(0.001)
+        zygote_too = not all(sp.swept for sp in self.ended)
         for sp in self.ended:
             self._recycle_group(sp)
         self.ended.clear()
-        self._sweep()
+        self._sweep(zygote_too)
         while self.trash:
             self.dirs.recycle(self.trash.pop())
 
@@ -348,6 +351,7 @@ class Server:
         # process can write, its report pipe included, it can forge.
         status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
         leftovers, orphans_cpu = self._sweep()
+        sp.swept = True
         leftovers = max(leftovers, in_group)
         if group is not None:
             clock.finish()  # (the group's count, now that nothing in it runs)
@@ -486,11 +490,13 @@ class Server:
                 elif fd != out_r and len(buf) > 1 << 22:  # the report: its last lines are what counts
                     del buf[: len(buf) - (1 << 21)]
 
-    def _sweep(self) -> tuple[int, float]:
-        """Kill what the last tests left behind: our orphans (we are their subreaper), and the zygote's children
-        that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the zygote).
-        Returns how many were killed, and the CPU seconds of the orphans we reaped."""
+    def _sweep(self, zygote_too: bool = True) -> tuple[int, float]:
+        """Kill what the last tests left behind: our orphans (we are their subreaper), and (`zygote_too`) the zygote's
+        children that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the
+        zygote). Returns how many were killed, and the CPU seconds of the orphans we reaped."""
         killed, cpu = reaper.sweep(self.children_path, keep=(self.zygote_pid,))
+        if not zygote_too:
+            return killed, cpu
         zygote = self.zygote_pid
         try:
             while self.forking and self._pump(1.0):  # every child the zygote forked for us has a pid here

@@ -674,6 +674,25 @@ def test_keys_foreign_sockets_and_a_wider_affinity_are_refused(ex):
     assert key_users() == before
 
 
+NAMESPACES = """
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+got = []
+for name, nr, args in (("setns", 308, (3, 0)), ("unshare", 272, (0x20000,)), ("shmget", 29, (0, 4096, 0o1000))):
+    r = libc.syscall(nr, *args)
+    got.append(f"{name}:{errno.errorcode.get(ctypes.get_errno()) if r < 0 else 'ok'}")
+print(*got)
+"""
+
+
+def test_a_program_gets_the_whole_filter(ex):
+    """The zygote's part of the filter lets its children's set-up enter their folder's mount namespace; each child's
+    own part, stacked on it before its program runs, refuses that too: the program is under both."""
+    needs_seccomp(ex)
+    o = run(ex, NAMESPACES)
+    assert o.stdout == "setns:EPERM unshare:EPERM shmget:EPERM\n", o
+
+
 def test_the_filter_keeps_what_programs_use(ex):
     """Threads, processes, pipes, local sockets and a program's own limits work under the filter."""
     needs_seccomp(ex)
