@@ -90,12 +90,13 @@ def setup(self, *args, **kwargs):
         self.cgroups = type(self.cgroups)()
 isolation.Layers.setup = setup
 
-for name in ("recv_frame", "send_frame", "outcome", "last_words"):  # (last_words: a baseline's, where it has one)
+for name in ("recv_frame", "send_frame", "outcome", "last_words", "drain", "read_ready"):  # (where it has one)
     if hasattr(server, name):
         timed(server, name, "server." + name)
 for name in ("run", "settle", "after_run", "_live_spare", "_watch", "_wait", "_request_spare", "_sweep",
              "_exit_status", "_drain"):
-    timed(server.Server, name, "server." + name)
+    if hasattr(server.Server, name):
+        timed(server.Server, name, "server." + name)
 timed(server.Compiler, "get", "server.compile_lookup")
 timed(server, "send_go", "server.send_go")
 timed(server.workdirs.WorkDirs, "take", "server.workdir_take")

@@ -39,22 +39,7 @@ class Layers:
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
         cgroup during a run (the zygote, waiting spares, exited children not yet reaped)."""
-        try:
-            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
-            uid, gid = os.getuid(), os.getgid()
-            if fence.libc.unshare(flags) != 0:
-                raise OSError(ctypes.get_errno(), "unshare")
-            if flags & CLONE_NEWUSER:
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                                   ("gid_map", f"{gid} {gid} 1")):
-                    try:
-                        with open(f"/proc/self/{name}", "w") as f:
-                            f.write(text)
-                    except OSError:
-                        pass
-            self.names.append("netns")
-        except OSError as e:
-            self.errors["netns"] = str(e)
+        self._setup_netns()
         try:  # after the user namespace's maps: its tmpfs files then belong to our own uid
             fence.unshare(CLONE_NEWNS)
             fence.mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the machine's view
@@ -98,6 +83,26 @@ class Layers:
                 rules.close()
         except OSError as e:
             self.errors["landlock"] = str(e)
+
+    def _setup_netns(self) -> None:
+        """A network namespace of the server's own (no network at all), in a user namespace of its own where the
+        server is not root."""
+        try:
+            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+            uid, gid = os.getuid(), os.getgid()
+            if fence.libc.unshare(flags) != 0:
+                raise OSError(ctypes.get_errno(), "unshare")
+            if flags & CLONE_NEWUSER:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                                   ("gid_map", f"{gid} {gid} 1")):
+                    try:
+                        with open(f"/proc/self/{name}", "w") as f:
+                            f.write(text)
+                    except OSError:
+                        pass
+            self.names.append("netns")
+        except OSError as e:
+            self.errors["netns"] = str(e)
 
     def _setup_ipc(self) -> None:
         """System V IPC and POSIX message queues: the syscall filter refuses them, which costs nothing per test;
