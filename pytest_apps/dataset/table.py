@@ -48,6 +48,9 @@ class Dataset:
     default_test_sets: tuple[str, ...] = ()  # those that count unless the option says
     prepare: Callable[[dict, tuple[str, ...]], dict] | None = None  # (plain row, test sets that count) -> row
     data_sources: tuple[str, ...] = ()  # what trainers name its rows besides its hub names (verl's `data_source`)
+    # (input_output dict, id) -> a row of its schema, for a dataset whose tests read their own way (LiveCodeBench's
+    # functional inputs): what a trainer's ground truth of its problems becomes
+    tests_row: Callable[[dict, str], dict] | None = None
 
     def vocabulary(self) -> tuple[str, ...]:
         return (*self.tiers, *self.unknown_tiers)
@@ -71,7 +74,8 @@ TABLE: dict[str, Dataset] = {d.name: d for d in (
             livecodebench.marks, livecodebench.COLUMNS, livecodebench.normalize, livecodebench.problem_id,
             livecodebench.tier, livecodebench.parse, livecodebench.solutions, livecodebench.TIERS, judge="lcb",
             row_limits="the evaluator's 6 s per test", date=livecodebench.date, releases=livecodebench.release_splits,
-            default_release="release_latest", data_sources=("livecodebench", "lcb")),
+            default_release="release_latest", data_sources=("livecodebench", "lcb"),
+            tests_row=livecodebench.row_of_tests),
     Dataset("codecontests", "CodeContests", ("deepmind/code_contests",), codecontests.marks,
             codecontests.COLUMNS, codecontests.normalize, codecontests.problem_id, codecontests.tier,
             codecontests.parse, codecontests.solutions, codecontests.TIERS, unknown_tiers=(codecontests.SOURCES[0],),
