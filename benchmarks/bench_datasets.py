@@ -14,8 +14,9 @@ everywhere.
 * **Per-test harness cost** (target: LiveCodeBench's and CodeContests' within 5% of APPS's): the CPU of the whole
   process tree (pytest, the executor server, its zygote and children: what the run waited for) of a run of every
   test, minus that of a run of 2 tests per problem, over the tests between them: the cost of one more test, with
-  loading, collection and start-up cancelled out. The datasets alternate within each round (a shared machine's
-  speed drifts); the median of the rounds is printed, and each dataset's ratio to APPS.
+  loading, collection and start-up cancelled out. The datasets alternate within each round, each round starting
+  with the next one (a shared machine's speed drifts); the median of the rounds is printed with their range (the
+  machine's noise), and each dataset's ratio to APPS.
 * **Time to the first result from the hub** (target: LiveCodeBench's the same as APPS's): a repository of
   `--hub-problems` problems (1055: LiveCodeBench ``release_v6``) of about `--hub-kb` KB each, served on 127.0.0.1
   by ``tests/fakehub.py`` in each hub's layout: ``livecodebench/code_generation_lite`` as its six release files
@@ -133,7 +134,7 @@ def pertest(args: argparse.Namespace) -> None:
         work = Path(folder)
         write_local(work, args.problems, args.tests)
         for round_ in range(args.rounds):
-            for name, (file, options) in RUNS.items():
+            for name, (file, options) in rotated(RUNS, round_):
                 base = [*PYTEST, f"--apps-dataset={file}", "--apps-candidates=cands", *options]
                 few, _, _ = tree_cpu([*base, "--apps-max-tests=2"], work)
                 every, wall, _ = tree_cpu([*base, "--apps-max-tests=0"], work)
@@ -144,18 +145,27 @@ def pertest(args: argparse.Namespace) -> None:
     against_apps(costs, "ms CPU per test", 1e3)
 
 
+def rotated(runs: dict[str, tuple], round_: int) -> list[tuple[str, tuple]]:
+    """The runs of a round, each round starting one dataset later (no dataset always runs first, or last)."""
+    items = list(runs.items())
+    shift = round_ % len(items)
+    return items[shift:] + items[:shift]
+
+
 def against_apps(values: dict[str, list[float]], unit: str, scale: float) -> None:
-    """Each dataset's median and its ratio to APPS's median (target: 1.05 at most)."""
+    """Each dataset's median (and the range of its rounds: the machine's noise) and its ratio to APPS's median
+    (target: 1.05 at most)."""
     base = statistics.median(values["APPS"])
-    print(f"\n  {'dataset':14} {unit:>22} {'vs APPS':>8}   target <= 1.05")
+    print(f"\n  {'dataset':14} {unit:>22} {'rounds from-to':>16} {'vs APPS':>8}   target <= 1.05")
     for name, measured in values.items():
         median = statistics.median(measured)
+        spread = f"{min(measured) * scale:.3f}-{max(measured) * scale:.3f}"
         if base <= 0:
-            print(f"  {name:14} {median * scale:22.3f} {'-':>8}   APPS's median is not above 0: the runs' noise "
-                  "exceeds the tests' cost (give more --problems or --tests)")
+            print(f"  {name:14} {median * scale:22.3f} {spread:>16} {'-':>8}   APPS's median is not above 0: the "
+                  "runs' noise exceeds the tests' cost (give more --problems or --tests)")
             continue
         mark = "" if name == "APPS" else ("ok" if median / base <= 1.05 else "MISSED")
-        print(f"  {name:14} {median * scale:22.3f} {median / base:8.3f}   {mark}", flush=True)
+        print(f"  {name:14} {median * scale:22.3f} {spread:>16} {median / base:8.3f}   {mark}", flush=True)
 
 
 def parquet(rows: list[dict]) -> bytes:
@@ -234,7 +244,7 @@ def hub(args: argparse.Namespace) -> None:
             for pid in list(candidate_ids(i).values())[:2]:
                 (work / "cands" / f"{pid}.py").write_text(PROGRAM)
         for round_ in range(args.hub_rounds):
-            for name, (repo, options) in runs.items():
+            for name, (repo, options) in rotated(runs, round_):
                 home = tempfile.mkdtemp(dir=work, prefix="hf-")
                 cmd = [*PYTEST, "-v", f"--apps-dataset={repo}", "--apps-candidates=cands", *options]
                 seconds[name].append(first_result(cmd, work, hub_env(server.endpoint, home)))
