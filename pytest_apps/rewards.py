@@ -10,9 +10,11 @@
 This module adds two things to the engine and nothing else: the program is taken from the model's text with
 the plugin's extraction (`candidates.extract.extract_code`), and a reward shape turns the problem's result
 into a number. The problem comes from the row: its own ``input_output`` column (TRL; verl's ``ground_truth``,
-as verl's ``prime_code`` holds it), or its id into a split loaded with `load_problems` (``problems=`` /
-``dataset=``). Every program is scored by `Evaluator.score_batch` (warm executors, in parallel, fail-fast
-where the shape allows it, a batch time budget), so its verdicts are the plugin's.
+as verl's ``prime_code`` holds it, or a whole CodeContests or LiveCodeBench row), or its id into a split loaded
+with `load_problems` (``problems=`` / ``dataset=``). verl's ``data_source`` names the dataset: the dataset table
+(`dataset.table.of_data_source`) gives its judge profile and limits wherever the options do not choose them.
+Every program is scored by `Evaluator.score_batch` (warm executors, in parallel, fail-fast where the shape allows
+it, a batch time budget), so its verdicts are the plugin's.
 
 Shapes: ``strict`` (1.0 when every test passes, else 0.0; each program stops at its first failing test),
 ``fraction`` (tests passed / tests, every test run) and ``continuous`` (verl's ``prime_code`` with
@@ -44,13 +46,15 @@ import time
 import weakref
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
-from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
+from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, LIMIT_MODES
+from .dataset import table
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
@@ -68,6 +72,7 @@ HARNESS = "harness_error"  # the harness failed on a test the reward needs
 NOT_APPLICABLE = "not_applicable"  # no problem to judge it on (bad row, unknown id, broken problem)
 COUNTED_KINDS = (*ALL_KINDS, RUN_HARNESS_ERROR)
 _ROW_CACHE = 1024  # problems built from rows' own input_output, kept by their text
+FIXED, ROW = LIMIT_MODES  # `limits`: the run's own for every problem, or a problem's row's where it gives them
 RESULTS_CACHE = 4096  # default count of recent (problem, program) results kept for reuse
 
 
@@ -194,9 +199,9 @@ class CodeReward:
     the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
     `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
     `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
-    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `workers`, `ray`, `ray_per_node`,
-    `ray_resource`, `shared`) are its own (on Ray, or with `shared=True` on one machine, one pool of executors
-    per node shared by every caller); or pass a ready `evaluator` (it is not closed by `close()` then).
+    The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `limits`, `workers`, `ray`,
+    `ray_per_node`, `ray_resource`, `shared`) are its own (on Ray, or with `shared=True` on one machine, one pool of
+    executors per node shared by every caller); or pass a ready `evaluator` (it is not closed by `close()` then).
 
     Within a call, completions with the same program on the same problem's tests run once; `cache` recent
     results (program, problem) are reused by later calls (least recently used dropped first; 0: none);
@@ -227,6 +232,7 @@ class CodeReward:
         memory: int | None = None,
         judge: str = DEFAULT_JUDGE,
         checkers: str | os.PathLike[str] | None = None,
+        limits: str = FIXED,
         workers: int | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
@@ -256,12 +262,13 @@ class CodeReward:
         if evaluator is not None:
             self._options: dict[str, Any] = dict(
                 workers=evaluator.workers, timeout=evaluator.timeout, memory=evaluator.memory,
-                judge=evaluator.judge, checkers=evaluator.checkers,
+                judge=evaluator.judge, checkers=evaluator.checkers, limits=evaluator.settings.limits,
                 ray=getattr(evaluator.cluster, "kind", "") == "ray",
                 shared=getattr(evaluator.cluster, "kind", "") == "machine")
         else:
             self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
-                                 ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource, shared=shared)
+                                 limits=limits, ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource,
+                                 shared=shared)
         self._fresh()
         # started now, so that a bad option fails here rather than at the first batch
         self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
@@ -409,15 +416,32 @@ class CodeReward:
             text = f"{pid}\0" + (io if isinstance(io, str) else json.dumps(io, sort_keys=True))  # checkers go by id
         except (TypeError, ValueError) as exc:
             return f"row {pid if pid not in (None, '') else index}: its tests are not JSON data ({exc})"
+        row = {"problem_id": pid if pid not in (None, "") else f"row-{index}", "question": "(the row's tests)",
+               "input_output": io}
+        return self._built(text, lambda: row, index)
+
+    def problem_of_dataset_row(self, entry: table.Dataset, row: Mapping[str, Any], index: int = 0) -> Problem | str:
+        """The problem of a whole row of a dataset of the table in its hub schema (a CodeContests row with its test
+        sets and limits, a LiveCodeBench row with its encoded private tests), read by its entry; built once."""
+        row = plain(row)
+        try:
+            text = f"{entry.name}\0" + json.dumps(row, sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            return f"row {index}: the {entry.title} row is not JSON data ({exc})"
+        return self._built(text, lambda: entry.normalize(dict(row), f"ground_truth of row {index}"), index)
+
+    def _built(self, text: str, make_row: Callable[[], dict[str, Any]], index: int) -> Problem | str:
+        """The problem of the row `make_row` gives (or why there is none), kept by the row's `text`."""
         with self._lock:
             found = self._rows.get(text)
             if found is not None:
                 self._rows.move_to_end(text)
                 return found
-        row = {"problem_id": pid if pid not in (None, "") else f"row-{index}", "question": "(the row's tests)",
-               "input_output": io}
+        row = make_row()
+        made: Problem | str = str(row["__error__"]) if "__error__" in row else ""
         try:
-            made: Problem | str = problem_from_row(row, index, self.max_tests)
+            if not made:
+                made = problem_from_row(row, index, self.max_tests)
             if isinstance(made, Problem) and made.broken:
                 made = f"problem {made.id}: {made.broken}"
         except DatasetError as exc:
@@ -561,7 +585,7 @@ def _scorer(options: Mapping[str, Any]) -> CodeReward:
 
 
 _VERL_OPTIONS = ("shape", "dataset", "split", "max_tests", "budget", "timeout", "memory", "judge", "checkers",
-                 "workers", "ray", "ray_per_node", "ray_resource", "shared", "cache", "dedup")
+                 "limits", "workers", "ray", "ray_per_node", "ray_resource", "shared", "cache", "dedup")
 # what verl's reward loop adds to the call when a reward router is configured (not ours to read)
 _VERL_PASSES = ("reward_router_address", "reward_model_tokenizer")
 # the batch figures returned to verl beside each completion's own (one value per completion, the same keys)
@@ -582,7 +606,11 @@ def _index(value: Any) -> tuple[int, str | None]:
     return 0, text or None
 
 
-def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any) -> Problem | str:
+def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any, data_source: Any = None
+                  ) -> Problem | str:
+    """The problem of a verl completion: its ground truth's tests (read by the dataset `data_source` names, when that
+    dataset reads tests its own way), a whole row of a dataset of the table, or an id into ``dataset``; else why
+    there is none."""
     info = extra_info if isinstance(extra_info, Mapping) else {}
     index, named = _index(info.get("index"))
     pid = plain(info.get("problem_id"))
@@ -601,10 +629,21 @@ def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any) -> Pro
         return ("ground_truth is a JSON list; give the problem's input_output (a dict with 'inputs' and 'outputs' "
                 "lists) or a problem id")
     if isinstance(truth, Mapping):
+        entry = table.entry_of(truth)
+        if entry is not table.DEFAULT and not isinstance(truth.get("inputs"), list):
+            return scorer.problem_of_dataset_row(entry, truth, index)  # a CodeContests or LiveCodeBench row itself
         missing = [k for k in ("inputs", "outputs") if not isinstance(truth.get(k), list)]
         if missing:
             return (f"ground_truth has no {' or '.join(repr(k) for k in missing)} list (keys: "
-                    f"{', '.join(map(str, truth)) or 'none'}); give the problem's input_output")
+                    f"{', '.join(map(str, truth)) or 'none'}); give the problem's input_output, or a whole row of "
+                    f"{table.accepted_schemas()} in its hub schema")
+        named_entry = table.of_data_source(data_source)
+        if named_entry is not None and named_entry.tests_row is not None:
+            try:
+                row = named_entry.tests_row(dict(truth), str(row_id if row_id not in (None, "") else f"row-{index}"))
+            except ValueError as exc:
+                return f"row {index}: ground_truth as {named_entry.title} tests: {exc}"
+            return scorer.problem_of_dataset_row(named_entry, row, index)
         return scorer.problem_of_row(dict(truth), row_id, index)
     pid = pid if pid not in (None, "") else truth
     if pid in (None, ""):
@@ -618,6 +657,21 @@ def _options(kwargs: Mapping[str, Any]) -> dict[str, Any]:
         raise TypeError(f"compute_score: unknown option(s) {', '.join(unknown)}; "
                         f"reward.custom_reward_function.reward_kwargs takes {', '.join(_VERL_OPTIONS)}")
     return {k: v for k, v in kwargs.items() if k in _VERL_OPTIONS}
+
+
+def routed(data_source: Any, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a completion of `data_source` is scored with: what its dataset's entry in the table implies
+    (`dataset.table.of_data_source`: its judge profile, and its rows' own limits where it has them), wherever the
+    caller's `options` do not choose; an unknown `data_source` changes nothing. Only what differs from the
+    `CodeReward` defaults is added, so that equal settings share one scorer."""
+    entry = table.of_data_source(plain(data_source))
+    chosen = dict(options)
+    if entry is not None:
+        if "judge" not in chosen and entry.judge != DEFAULT_JUDGE:
+            chosen["judge"] = entry.judge
+        if "limits" not in chosen and entry.row_limits:
+            chosen["limits"] = ROW
+    return chosen
 
 
 class VerlResult(dict):  # type: ignore[type-arg]
@@ -654,14 +708,17 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     optional ``fn_name``; numpy arrays as read back from Parquet), as verl's ``prime_code`` takes them; or a
     problem id (also read from ``extra_info["problem_id"]``) into ``dataset`` (a reward option). `options` are
     ``reward.custom_reward_function.reward_kwargs``: shape, dataset, split, max_tests, budget, timeout, memory,
-    judge, checkers, workers, ray, ray_per_node, ray_resource, shared, cache; what verl's reward loop adds
+    judge, checkers, limits, workers, ray, ray_per_node, ray_resource, shared, cache; what verl's reward loop adds
     (``reward_router_address``,
     ``reward_model_tokenizer``) is accepted and not read. Returns a dict whose "score" is the reward, with the
     test counts and the batch's figures beside it (verl logs every key). Raises `NotScored` where there is no
-    reward (never 0.0). `data_source` is not read: route by it in your own function if the run mixes tasks.
+    reward (never 0.0). `data_source` chooses the judge profile and the limits of the dataset it names, where
+    `options` do not (`routed`; docs/rewards.md has the names); `ground_truth` may also be a whole row of such a
+    dataset in its hub schema (a CodeContests row, with its test sets and limits; a LiveCodeBench row).
     """
-    scorer = _scorer(_options(options))
-    return _verl_results(scorer.score([solution_str], [_verl_problem(scorer, ground_truth, extra_info)]))[0]
+    scorer = _scorer(routed(data_source, _options(options)))
+    problem = _verl_problem(scorer, ground_truth, extra_info, data_source)
+    return _verl_results(scorer.score([solution_str], [problem]))[0]
 
 
 class _Gather:
@@ -713,9 +770,10 @@ async def compute_score_async(data_source: Any, solution_str: str, ground_truth:
     running it in a thread): the calls that arrive together on one event loop (verl's `run_single` of a batch)
     are scored as one batch on the shared warm executors (duplicates once, in parallel, within ``budget``) in a
     worker thread, so the loop goes on meanwhile. The same scores and keys as `compute_score`, whose
-    ``batch_*`` figures are then the whole gathered batch's."""
-    scorer = _scorer(_options(options))
-    problem = _verl_problem(scorer, ground_truth, extra_info)
+    ``batch_*`` figures are then the whole gathered batch's (of the completions scored with the same options: one
+    dataset's, when a batch mixes `data_source`s that choose different judges)."""
+    scorer = _scorer(routed(data_source, _options(options)))
+    problem = _verl_problem(scorer, ground_truth, extra_info, data_source)
     loop = asyncio.get_running_loop()
     gathers = _GATHERS.setdefault(loop, {})
     gather = gathers.get(id(scorer))
@@ -731,11 +789,33 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
                         extra_infos: Sequence[Any] | None = None, **options: Any) -> list[dict[str, Any]]:
     """verl's legacy batch reward manager's function (``verl.workers.reward_manager.BatchRewardManager``, which
     no trainer of verl 0.9 loads): the whole batch scored in parallel in one call, within ``budget`` if
-    given. Raises `NotScored` if any completion has no reward."""
-    scorer = _scorer(_options(options))
-    infos = list(extra_infos) if extra_infos is not None else [None] * len(solution_strs)
-    problems = [_verl_problem(scorer, truth, info) for truth, info in zip(ground_truths, infos)]
-    return _verl_results(scorer.score(list(solution_strs), problems))
+    given. Each completion's `data_source` chooses its options as in `compute_score`; the completions of each set
+    of options are scored at once, beside the others. Raises `NotScored` if any completion has no reward."""
+    given = _options(options)
+    texts, truths = list(solution_strs), list(ground_truths)
+    if len(truths) != len(texts):
+        raise ValueError(f"compute_score_batch: {len(texts)} solution_strs for {len(truths)} ground_truths")
+    infos = (list(extra_infos) if extra_infos is not None else []) + [None] * len(texts)
+    sources = (list(data_sources) if data_sources is not None else []) + [None] * len(texts)
+    groups: dict[int, tuple[CodeReward, list[int]]] = {}
+    for i in range(len(texts)):
+        scorer = _scorer(routed(sources[i], given))
+        groups.setdefault(id(scorer), (scorer, []))[1].append(i)
+
+    def score(scorer: CodeReward, at: list[int]) -> list[RewardDetail]:
+        problems = [_verl_problem(scorer, truths[i], infos[i], sources[i]) for i in at]
+        return scorer.score([texts[i] for i in at], problems)
+
+    details: list[RewardDetail] = [RewardDetail(None, NOT_APPLICABLE)] * len(texts)
+    if len(groups) == 1:
+        done = [score(*group) for group in groups.values()]
+    else:
+        with ThreadPoolExecutor(max_workers=len(groups), thread_name_prefix="apps-reward") as pool:
+            done = list(pool.map(lambda group: score(*group), groups.values()))
+    for (_, at), found in zip(groups.values(), done):
+        for i, detail in zip(at, found):
+            details[i] = detail
+    return _verl_results(details)
 
 
 def _forget_scorers() -> None:

@@ -106,6 +106,29 @@ def solutions(row: dict[str, Any]) -> Any:
     return None  # LiveCodeBench publishes no reference programs
 
 
+def row_of_tests(tests: dict[str, Any], pid: str) -> dict[str, Any]:
+    """A row of only tests, from an ``input_output``-shaped dict (``inputs``, ``outputs``, optional ``fn_name``: what a
+    trainer's ground truth holds): a functional test's input as LiveCodeBench's text (one JSON value per line) or as
+    the list of arguments, its output as JSON text or the value; a stdin test's input and output as text. ValueError
+    says what does not fit."""
+    inputs, outputs, fn_name = tests.get("inputs"), tests.get("outputs"), tests.get("fn_name") or None
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
+        raise ValueError(f"the tests need equal-length inputs and outputs lists (they hold "
+                         f"{len(inputs) if isinstance(inputs, list) else 'no list'} and "
+                         f"{len(outputs) if isinstance(outputs, list) else 'no list'})")
+    cases = [{"input": _functional_input(i) if fn_name else i, "output": o if isinstance(o, str) or not fn_name
+              else json.dumps(o), "testtype": "functional" if fn_name else "stdin"} for i, o in zip(inputs, outputs)]
+    if not fn_name and not all(isinstance(c["input"], str) and isinstance(c["output"], str) for c in cases):
+        raise ValueError("a stdin test's input and output must be text")
+    return {"question_id": pid, "question_content": "(the row's tests)", "public_test_cases": json.dumps(cases),
+            "metadata": json.dumps({"func_name": fn_name} if fn_name else {})}
+
+
+def _functional_input(value: Any) -> str:
+    return value if isinstance(value, str) else "\n".join(json.dumps(arg) for arg in value) \
+        if isinstance(value, list) else json.dumps(value)
+
+
 def decode_private(text: str) -> list:
     """The private tests: JSON text, or base64(zlib(pickle(JSON text))) decoded without running the pickle.
     ValueError says what the data holds when it is neither."""

@@ -47,6 +47,10 @@ class Dataset:
     test_sets: tuple[str, ...] = ()  # the test sets its rows hold (`--apps-test-sets`)
     default_test_sets: tuple[str, ...] = ()  # those that count unless the option says
     prepare: Callable[[dict, tuple[str, ...]], dict] | None = None  # (plain row, test sets that count) -> row
+    data_sources: tuple[str, ...] = ()  # what trainers name its rows besides its hub names (verl's `data_source`)
+    # (input_output dict, id) -> a row of its schema, for a dataset whose tests read their own way (LiveCodeBench's
+    # functional inputs): what a trainer's ground truth of its problems becomes
+    tests_row: Callable[[dict, str], dict] | None = None
 
     def vocabulary(self) -> tuple[str, ...]:
         return (*self.tiers, *self.unknown_tiers)
@@ -60,22 +64,25 @@ def _apps_tier(row: dict[str, Any]) -> str:
 # columns are a superset of another's (TACO's of APPS's) comes after it here.
 TABLE: dict[str, Dataset] = {d.name: d for d in (
     Dataset("apps", "APPS", ("codeparrot/apps", "metr-evals/apps"), apps.marks, apps.COLUMNS, apps.normalize,
-            apps.problem_id, _apps_tier, apps.parse_with(_apps_tier), apps.solutions, apps.TIERS),
+            apps.problem_id, _apps_tier, apps.parse_with(_apps_tier), apps.solutions, apps.TIERS,
+            data_sources=("apps",)),
     Dataset("taco", "TACO", ("BAAI/TACO",), taco.marks, taco.COLUMNS, taco.normalize, apps.problem_id,
             taco.tier, taco.parse, apps.solutions, taco.TIERS, unknown_tiers=(taco.UNKNOWN_TIER,), judge="taco",
-            row_limits="time_limit / memory_limit text", special_judge=True),
+            row_limits="time_limit / memory_limit text", special_judge=True, data_sources=("taco",)),
     Dataset("livecodebench", "LiveCodeBench", ("livecodebench/code_generation_lite",
                                                  "livecodebench/code_generation"),
             livecodebench.marks, livecodebench.COLUMNS, livecodebench.normalize, livecodebench.problem_id,
             livecodebench.tier, livecodebench.parse, livecodebench.solutions, livecodebench.TIERS, judge="lcb",
             row_limits="the evaluator's 6 s per test", date=livecodebench.date, releases=livecodebench.release_splits,
-            default_release="release_latest"),
+            default_release="release_latest", data_sources=("livecodebench", "lcb"),
+            tests_row=livecodebench.row_of_tests),
     Dataset("codecontests", "CodeContests", ("deepmind/code_contests",), codecontests.marks,
             codecontests.COLUMNS, codecontests.normalize, codecontests.problem_id, codecontests.tier,
             codecontests.parse, codecontests.solutions, codecontests.TIERS, unknown_tiers=(codecontests.SOURCES[0],),
             judge="codecontests", row_limits="time_limit and memory_limit_bytes",
             wrong_solutions=codecontests.wrong_solutions, test_sets=codecontests.TEST_SETS,
-            default_test_sets=codecontests.DEFAULT_TEST_SETS, prepare=codecontests.prepare),
+            default_test_sets=codecontests.DEFAULT_TEST_SETS, prepare=codecontests.prepare,
+            data_sources=("codecontests", "code_contests")),
 )}
 DEFAULT = TABLE["apps"]  # rows no entry claims are read as APPS rows (and refused there without an id)
 
@@ -108,6 +115,20 @@ def named(dataset: str) -> Dataset | None:
     """The entry one of whose hub repositories `dataset` names (``owner/name`` or a folder in it), or None."""
     repo = "/".join(str(dataset).strip("/").split("/")[:2]).lower()
     return next((e for e in TABLE.values() if repo in (n.lower() for n in e.hub_names)), None)
+
+
+def of_data_source(name: Any) -> Dataset | None:
+    """The entry a trainer's name for a row's dataset names (verl's ``data_source``): one of its hub repositories or
+    `data_sources`, in any case; None for any other name (``codeforces``, a platform whose problems several entries
+    hold, is one)."""
+    text = str(name).strip().casefold() if isinstance(name, str) else ""
+    return next((e for e in TABLE.values() if text in (n.casefold() for n in (*e.hub_names, *e.data_sources))),
+                None) if text else None
+
+
+def data_source_names() -> dict[str, str]:
+    """Every name `of_data_source` knows, with its entry's name, in the table's order (for docs and messages)."""
+    return {n: e.name for e in TABLE.values() for n in (*e.data_sources, *e.hub_names)}
 
 
 # ---------------------------------------------------------------------------------------------------- options
