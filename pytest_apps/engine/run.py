@@ -12,6 +12,7 @@ from typing import Any
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
 from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
+from ..core.outcome import NOT_MEASURED
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
 from ..executor import STYLE_APPS_HARNESS, STYLE_REAL, Executor, Program
@@ -247,9 +248,6 @@ def case_record(
         wall_time=outcome.wall_time if outcome else 0.0,
         borderline=result.borderline,
         audit=dict(result.audit),
-        speed_factor=outcome.speed_factor if outcome else 1.0,
-        speed_low=outcome.speed_low if outcome else 0.0,
-        speed_high=outcome.speed_high if outcome else 0.0,
-        speed_mean=outcome.speed_mean if outcome else 0.0,
+        speed=outcome.speed if outcome else NOT_MEASURED,
         undercredited=result.undercredited,
     )

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
-from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
+from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome, SpeedCredit
 from ..core.settings import DEFAULT_MEMORY, DEFAULT_TIMEOUT, memory_from_env
 from . import protocol as _proto
 from . import speed as _speed
@@ -270,10 +270,7 @@ def _outcome_of(header: dict, stdout: bytes) -> Outcome:
         own_time=float(header.get("own_time", 0.0)),
         cpu_time=float(header.get("cpu_time", 0.0)),
         peak_memory=int(header.get("peak_memory", 0)),
-        speed_factor=float(header.get("speed_factor", 1.0)),
-        speed_low=float(header.get("speed_low") or 0.0),
-        speed_high=float(header.get("speed_high") or 0.0),
-        speed_mean=float(header.get("speed_mean") or 0.0),
+        speed=SpeedCredit.from_dict(header),
     )
 
 

@@ -123,9 +123,9 @@ def problem_result(
     result.tests = [
         {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory,
          "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline,
-         "speed_factor": round(r.speed_factor, 4),
-         "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None,
-         "speed_mean": round(r.speed_mean, 4) if r.speed_high > 0 else None,
+         "speed_factor": round(r.speed.factor, 4),
+         "speed_range": [round(r.speed.low, 4), round(r.speed.high, 4)] if r.speed.measured else None,
+         "speed_mean": round(r.speed.mean, 4) if r.speed.measured else None,
          "confirmed": r.confirmed or None}
         for r in ordered
     ]
