@@ -523,9 +523,8 @@ class Evaluator:
         skipped = list(getattr(problems, "skipped", []))
         missing = list(getattr(problems, "missing", []))
         summary = summary_of(list(results), skipped, {"wall_time": round(self.wall_time, 3), "missing_ids": missing})
-        # each problem's limits as the plugin reports them (the API runs every problem under the fixed ones)
-        return annotate(summary, taco_facts(list(problems or []), timeout=self.limits.timeout,
-                                            memory=self.limits.memory, skipped=skipped))
+        # each problem's limits as the plugin reports them: the run spec's, as the problems ran under them
+        return annotate(summary, taco_facts(list(problems or []), self.spec, skipped=skipped))
 
     def report(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> dict[str, Any]:
         """The plugin's JSON report document (`--apps-report`) for `results`: version, settings, source,

@@ -20,8 +20,10 @@ from pytest_apps.dataset.rows import DatasetError
 from pytest_apps.dataset.taco import labels, limit_of, parse_limits, parse_memory, parse_time
 from pytest_apps.engine.limits import over_row_memory, problem_limits
 from pytest_apps.engine.special import exclude_needing_checker, taco_facts
+from pytest_apps.engine.spec import RunSpec
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.judge import taco
+from pytest_apps.judge.profiles import Judging
 from pytest_apps.judge.special import SpecialJudges, case_insensitive, stated_tolerance, tolerant
 from pytest_apps.report.rollup import summarize
 from pytest_apps.report.taco import annotate
@@ -245,7 +247,8 @@ def test_special_judges_bind_only_their_kinds(tmp_path):
     kept, left = exclude_needing_checker(problems, special, checked=())
     assert [p.id for p in kept] == ["0", "1", "3"] and [s.problem_id for s in left] == ["2"]
     assert len(exclude_needing_checker(problems, special, checked=("2",))[0]) == 4  # a checker of its own
-    summary = annotate(summarize(problems, {}, [], []), taco_facts(problems, special=special))
+    spec = RunSpec(Judging(special=special), Limits(), (), 0)
+    summary = annotate(summarize(problems, {}, [], []), taco_facts(problems, spec))
     spj = summary.figures["special_judge"]
     assert spj["needs_checker"]["ids"] == ["2"]
     assert spj["marked"] == {"several right outputs": 1, "case-insensitive": 1, "floating-point": 1}
