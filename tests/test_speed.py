@@ -139,8 +139,13 @@ def test_the_seam_reads_one_factor_or_a_list_read_in_turn_by_each_tests_probes()
     assert speed.parse_pinned(None) is None and speed.parse_pinned(" ") is None
     assert speed.parse_pinned("1.6") == (1.6,)
     assert speed.parse_pinned("1.4, 1.0") == (1.4, 1.0)
-    machine = speed.Speed(pinned=(1.4, 1.0))
-    assert [machine.factor(nth) for nth in range(4)] == [1.4, 1.0, 1.0, 1.0]  # the last one repeats
+    assert type(speed.of_seam(None)) is speed.Speed and type(speed.of_seam([1.6])) is speed.Pinned
+    machine = speed.of_seam([1.4, 1.0])
+    machine.calibrate()  # (nothing to calibrate: no file read or written)
+    first = machine.readings()
+    assert [first() for _ in range(4)] == [1.4, 1.0, 1.0, 1.0]  # the last one repeats
+    assert machine.readings()() == 1.4  # the next test's probes start again from the first
+    assert machine.factor() == 1.4 and (machine.low, machine.high) == (1.0, 1.4)  # asked: the first; the range seen
 
 
 @pytest.mark.parametrize("raw", ["x", "0.5", "-1", "inf", "nan", "1.2,", "1.2,0.9"])
