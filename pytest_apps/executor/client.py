@@ -1,6 +1,7 @@
 """The executor's client, in the pytest process: `Executor` starts the server (`python -P -s serve.py`) on first
-use, sends it programs and tests over its pipes and turns its answers into `Outcome`s; `Limits` are what a test
-may use, `Program` is what runs.
+use, sends it programs and tests over its pipes and turns its answers into `Outcome`s; its `ServerProcess` is that
+process's life (started, greeted, stopped, or killed and cleaned after). `Limits` are what a test may use, `Program`
+is what runs.
 """
 
 from __future__ import annotations
