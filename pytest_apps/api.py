@@ -187,43 +187,52 @@ def load_problems(
     `dataset` of another type, and `only` ids none of which the data holds; when only some are absent, a
     `UserWarning` names them and the list holds the others).
     """
-    only_ids = tuple(str(x) for x in ((only,) if isinstance(only, (str, int)) else only))
-    tiers = tuple((difficulty,) if isinstance(difficulty, str) else difficulty)
     sys.set_int_max_str_digits(0)
-    tags = tuple((tag,) if isinstance(tag, str) else tag)
-    sets = tuple((test_sets,) if isinstance(test_sets, str) else test_sets)
-    selection = selection_of(_settings({"only": only_ids, "difficulty": tiers, "tag": tags, "offset": offset,
-                                        "limit": limit, "release": release, "since": since, "until": until,
-                                        "test_sets": sets}))
+    asked = {"only": tuple(str(x) for x in ((only,) if isinstance(only, (str, int)) else only)),
+             "difficulty": tuple((difficulty,) if isinstance(difficulty, str) else difficulty),
+             "tag": tuple((tag,) if isinstance(tag, str) else tag), "offset": offset, "limit": limit,
+             "release": release, "since": since, "until": until,
+             "test_sets": tuple((test_sets,) if isinstance(test_sets, str) else test_sets)}
+    selection = selection_of(_settings(asked))
     loaded = problem_index.load(dataset, split, revision, selection, max_tests)
+    _check_loaded(loaded, dataset, split, revision, selection)
+    _keep_test_data(loaded)
+    parsed = loaded.parsed
+    return ProblemList(parsed.problems, source=loaded.source_dict(), skipped=parsed.skipped, missing=parsed.missing,
+                       settings=_load_settings(dataset, loaded, split, revision, asked, max_tests))
+
+
+def _check_loaded(loaded: problem_index.Loaded, dataset: Any, split: str, revision: str | None,
+                  selection: Selection) -> None:
+    """Refuse a load that kept nothing because of what was asked (a ValueError naming it): `only` ids none of which
+    the data holds, a contest-date window no problem is in; warn of `only` ids absent when others were found."""
     parsed = loaded.parsed
     if parsed.missing:
         absent = _absent_ids_text(parsed.missing, dataset, split, revision, loaded.source.dataset)
         if not parsed.problems:
             raise ValueError(absent)
-        warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=2)
-    if (since or until) and not parsed.problems and not parsed.skipped:
+        warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=3)
+    if (selection.since or selection.until) and not parsed.problems and not parsed.skipped:
         raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
-    _keep_test_data(loaded)
-    return ProblemList(
-        parsed.problems,
-        source=loaded.source_dict(),
-        skipped=parsed.skipped,
-        missing=parsed.missing,
-        settings={
-            "dataset": dataset if isinstance(dataset, str) else loaded.source.dataset,
-            "split": split,
-            "revision": revision,
-            "limit": limit,
-            "offset": offset,
-            "only": list(only_ids),
-            "difficulty": list(tiers),
-            "tag": list(tags),
-            "max_tests": max_tests,
-            **{k: v for k, v in (("release", release), ("since", since), ("until", until),
-                                 ("test_sets", list(sets))) if v},  # named where given
-        },
-    )
+
+
+def _load_settings(dataset: Any, loaded: problem_index.Loaded, split: str, revision: str | None,
+                   asked: dict[str, Any], max_tests: int) -> dict[str, Any]:
+    """The load's settings as the report names them (the plugin's option names); the date window, release and test
+    sets only where given."""
+    return {
+        "dataset": dataset if isinstance(dataset, str) else loaded.source.dataset,
+        "split": split,
+        "revision": revision,
+        "limit": asked["limit"],
+        "offset": asked["offset"],
+        "only": list(asked["only"]),
+        "difficulty": list(asked["difficulty"]),
+        "tag": list(asked["tag"]),
+        "max_tests": max_tests,
+        **{k: v for k, v in (("release", asked["release"]), ("since", asked["since"]), ("until", asked["until"]),
+                             ("test_sets", list(asked["test_sets"]))) if v},  # named where given
+    }
 
 
 def _keep_test_data(loaded: problem_index.Loaded) -> None:
@@ -255,6 +264,14 @@ def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -
 
 
 # ---------------------------------------------------------------------------------------------- evaluator
+
+
+def _labels(work: list[tuple[Problem, str | None]], names: Sequence[str | None] | None) -> list[str | None]:
+    """One program name (or None) per pair: `names` checked against the pairs, or none given."""
+    labels: list[str | None] = list(names) if names is not None else [None] * len(work)
+    if len(labels) != len(work):
+        raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+    return labels
 
 
 def _cores() -> int:
@@ -402,9 +419,7 @@ class Evaluator:
         `names`, if given, holds one `name` (see `score`) per pair.
         """
         work = list(pairs)
-        labels: list[str | None] = list(names) if names is not None else [None] * len(work)
-        if len(labels) != len(work):
-            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+        labels = _labels(work, names)
         for problem, program in work:
             self._check(problem, program)
         if not work:
@@ -446,9 +461,7 @@ class Evaluator:
         result came back here.
         """
         work = list(pairs)
-        labels: list[str | None] = list(names) if names is not None else [None] * len(work)
-        if len(labels) != len(work):
-            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+        labels = _labels(work, names)
         if budget is not None and budget <= 0:
             raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
         for problem, program in work:
@@ -458,39 +471,47 @@ class Evaluator:
         stop_fast = self.fail_fast if fail_fast is None else bool(fail_fast)
         deadline = None if budget is None else time.monotonic() + budget
         started = time.monotonic()
+        with self._timed():
+            if self.cluster is not None:
+                return self._score_on_cluster(work, labels, stop_fast, deadline, started, timings)
+            return self._score_here(work, labels, stop_fast, deadline, started, timings)
+
+    def _score_here(self, work: list[tuple[Problem, str | None]], labels: list[str | None], fail_fast: bool,
+                    deadline: float | None, started: float,
+                    timings: list[tuple[float, float] | None] | None) -> list[ProblemResult | None]:
+        """`score_batch` on this process's executors, up to `workers` at once: what is not done by `deadline` is
+        None (what is still running stops at its next test), and nothing is confirmed then; `timings` as
+        `score_batch`'s, from `started`."""
         begun: list[float | None] = [None] * len(work)
         ended: list[float | None] = [None] * len(work)
 
         def one(i: int, problem: Problem, program: str | None, name: str | None,
                 stop: Any) -> ProblemResult | None:
             begun[i] = time.monotonic()
-            result = self._score_on_any(problem, program, name, stop_fast, stop)
+            result = self._score_on_any(problem, program, name, fail_fast, stop)
             ended[i] = time.monotonic()
             return result
 
-        with self._timed():
-            if self.cluster is not None:
-                return self._score_on_cluster(work, labels, stop_fast, deadline, started, timings)
-            stopped = threading.Event()
-            pool = self._pool()
-            futures: list[Future[ProblemResult | None]] = [
-                pool.submit(one, i, p, program, n, stopped.is_set)
-                for i, ((p, program), n) in enumerate(zip(work, labels))
-            ]
-            left = wait_until(futures, deadline)
-            stopped.set()  # what is still running stops at its next test, what has not started does not start
-            for future in left:
-                future.cancel()
-            results = [f.result() if f.done() and not f.cancelled() and f not in left else None for f in futures]
-            if timings is not None:
-                timings.extend(None if r is None or b is None or e is None else (b - started, e - started)
-                               for r, b, e in zip(results, begun, ended))
-            if left:  # out of budget: no time to confirm; what was scored stands as it ran
-                with self._lock:
-                    for r in results:
-                        self._to_confirm.pop(id(r), None)
-                return results
-            return self._confirm(results)
+        stopped = threading.Event()
+        pool = self._pool()
+        futures: list[Future[ProblemResult | None]] = [
+            pool.submit(one, i, p, program, n, stopped.is_set)
+            for i, ((p, program), n) in enumerate(zip(work, labels))
+        ]
+        left = wait_until(futures, deadline)
+        stopped.set()  # what is still running stops at its next test, what has not started does not start
+        for future in left:
+            future.cancel()
+        results = [f.result() if f.done() and not f.cancelled() and f not in left else None for f in futures]
+        if timings is not None:
+            timings.extend(None if r is None or b is None or e is None else (b - started, e - started)
+                           for r, b, e in zip(results, begun, ended))
+        if left:  # out of budget: no time to confirm; what was scored stands as it ran
+            with self._lock:
+                for r in results:
+                    self._to_confirm.pop(id(r), None)
+            return results
+        return self._confirm(results)
 
     # -- roll-up ---------------------------------------------------------------------------------------
     def summary(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> Summary:
@@ -502,9 +523,8 @@ class Evaluator:
         skipped = list(getattr(problems, "skipped", []))
         missing = list(getattr(problems, "missing", []))
         summary = summary_of(list(results), skipped, {"wall_time": round(self.wall_time, 3), "missing_ids": missing})
-        # each problem's limits as the plugin reports them (the API runs every problem under the fixed ones)
-        return annotate(summary, taco_facts(list(problems or []), timeout=self.limits.timeout,
-                                            memory=self.limits.memory, skipped=skipped))
+        # each problem's limits as the plugin reports them: the run spec's, as the problems ran under them
+        return annotate(summary, taco_facts(list(problems or []), self.spec, skipped=skipped))
 
     def report(self, results: Iterable[ProblemResult], problems: Sequence[Problem] | None = None) -> dict[str, Any]:
         """The plugin's JSON report document (`--apps-report`) for `results`: version, settings, source,

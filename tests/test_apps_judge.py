@@ -16,7 +16,7 @@ from conftest import make_problem
 
 from pytest_apps.candidates.sources import Candidate
 from pytest_apps.dataset.problems import CALL, STDIN, Cases, Problem
-from pytest_apps.engine.run import run_case, run_judged
+from pytest_apps.engine.run import Trial, run_case, run_judged
 from pytest_apps.executor import APPS_STYLE_PRELOAD, STYLE_APPS_HARNESS, Executor, Program
 from pytest_apps.executor.appsstyle import encode, transform_stdin
 from pytest_apps.judge import apps
@@ -36,12 +36,12 @@ def problem(fmt: str = STDIN, fn_name: str | None = None, pid: str = "1") -> Pro
 
 
 def stdin_kind(ex: Executor, profile: str, source: str, given, expected) -> tuple[str, str]:
-    _, verdict = run_judged(ex, profile, problem(), Program(source, "cand.py"), given, expected)
+    _, verdict = run_judged(ex, Trial(profile, problem(), Program(source, "cand.py"), given, expected))
     return verdict.kind, verdict.step
 
 
 def call_kind(ex: Executor, profile: str, source: str, fn: str, args, expected) -> tuple[str, str]:
-    _, verdict = run_judged(ex, profile, problem(CALL, fn), Program(source, "cand.py"), args, expected)
+    _, verdict = run_judged(ex, Trial(profile, problem(CALL, fn), Program(source, "cand.py"), args, expected))
     return verdict.kind, verdict.step
 
 

@@ -88,14 +88,15 @@ def test_two_workers_holding_the_whole_pool_at_once_take_turns_without_deadlock(
 
 
 def test_only_a_near_limit_verdict_or_an_undercredited_timeout_met_while_the_machine_was_measured_slower_is_confirmed():
+    from pytest_apps.core.outcome import SpeedCredit
     from pytest_apps.core.record import CaseRecord
     from pytest_apps.engine.confirm import needs_confirmation
     from pytest_apps.executor.speed import CONFIDENT
 
     def rec(kind: str, low: float = 0.0, high: float = 0.0, borderline: bool = False,
             mean: float | None = None, undercredited: bool = False) -> CaseRecord:
-        return CaseRecord("7", 0, kind, borderline=borderline, speed_low=low, speed_high=high,
-                          speed_mean=high if mean is None else mean, undercredited=undercredited)
+        return CaseRecord("7", 0, kind, borderline=borderline, undercredited=undercredited,
+                          speed=SpeedCredit(1.0, low, high, high if mean is None else mean))
 
     slow = CONFIDENT + 0.01
     # a timeout the mean slowdown around it would have brought within the limit (engine/limits.py)

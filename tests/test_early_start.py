@@ -34,20 +34,20 @@ def test_start_returns_before_the_server_answers_and_the_first_run_uses_it() -> 
     with Executor() as ex:
         ex.start()
         assert len(children_serving(os.getpid())) >= 1  # spawned...
-        started = ex._proc  # noqa: SLF001 - the same process runs the first program
+        started = ex._server.proc  # noqa: SLF001 - the same process runs the first program
         out = ex.run_stdin(Program("print(input())"), "hi\n")
         assert (out.status, out.stdout) == (EXITED, "hi\n")
-        assert ex._proc is started  # noqa: SLF001
+        assert ex._server.proc is started  # noqa: SLF001
         assert ex.isolation()  # the greeting was read once, its layers kept
 
 
 def test_a_server_that_dies_after_start_is_started_again() -> None:
     with Executor() as ex:
         ex.start()
-        pid = ex._proc.pid  # noqa: SLF001
+        pid = ex._server.proc.pid  # noqa: SLF001
         os.kill(pid, 9)
         deadline = time.monotonic() + 30
-        while ex._proc.poll() is None and time.monotonic() < deadline:  # noqa: SLF001
+        while ex._server.proc.poll() is None and time.monotonic() < deadline:  # noqa: SLF001
             time.sleep(0.01)
         out = ex.run_stdin(Program("print(6 * 7)"), "")
         assert (out.status, out.stdout) == (EXITED, "42\n")
@@ -57,7 +57,7 @@ def test_start_after_close_starts_nothing() -> None:
     ex = Executor()
     ex.close()
     ex.start()
-    assert children_serving(os.getpid()) == [] or ex._proc is None  # noqa: SLF001
+    assert children_serving(os.getpid()) == [] or ex._server.proc is None  # noqa: SLF001
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
@@ -99,9 +99,9 @@ def test_a_stop_without_waiting_returns_at_once_and_the_next_close_leaves_no_ser
     assert (out.status, out.stdout) == (EXITED, "hi\n")
     server = ex._server_pid()  # noqa: SLF001
     ex.close(wait=False)
-    assert ex._stopping is not None and ex._stopping.pid == server  # noqa: SLF001 - told, not waited for
+    assert ex._server.stopping is not None and ex._server.stopping.pid == server  # noqa: SLF001 - told, not waited for
     ex.close()
-    assert ex._stopping is None and children_serving(os.getpid()) == []  # noqa: SLF001
+    assert ex._server.stopping is None and children_serving(os.getpid()) == []  # noqa: SLF001
     assert not Path(f"/proc/{server}").exists()  # exited and reaped
 
 

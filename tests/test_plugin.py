@@ -425,12 +425,12 @@ def test_under_xdist_the_controller_takes_the_machines_figures_from_its_workers(
         "ROLE = []\n"
         "def pytest_configure(config):\n"
         "    ROLE.append('worker' if hasattr(config, 'workerinput') else 'controller')\n"
-        "_spawn = client.Executor._spawn\n"
-        "def spawn(self):\n"
+        "_spawn = client.ServerProcess.spawn\n"
+        "def spawn(self, limits):\n"
         "    with open(%r, 'a') as f:\n"
         "        f.write(ROLE[0] + '\\n')\n"
-        "    return _spawn(self)\n"
-        "client.Executor._spawn = spawn\n" % str(sample_project.path / "spawned.txt"))
+        "    return _spawn(self, limits)\n"
+        "client.ServerProcess.spawn = spawn\n" % str(sample_project.path / "spawned.txt"))
     result = run(sample_project, "--apps-dataset", "sample", "--apps-limit=1", "-n", "2", "-q")
     result.assert_outcomes(passed=5)
     spawned = (sample_project.path / "spawned.txt").read_text().split()

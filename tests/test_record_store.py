@@ -236,7 +236,7 @@ def test_a_borderline_record_is_never_reused(project: pytest.Pytester) -> None:
     store = RecordStore(project.path / ".apps-records").load()
     key, rec = next((k, r) for k, r in store.records.items() if r.case == 1)
     marked = RecordStore(project.path / ".apps-records")
-    marked.append(key, CaseRecord(**{**rec.to_dict(), "borderline": True}))  # as a run near the limit records it
+    marked.append(key, CaseRecord.from_dict({**rec.to_dict(), "borderline": True}))  # as a run near the limit records it
     marked.close()
     result = run(project, "--apps-dataset=sample", "-n", "0", "--apps-only", "900001", "--apps-resume")
     result.assert_outcomes(passed=5)

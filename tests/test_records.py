@@ -75,8 +75,39 @@ def test_a_records_dict_for_the_store_is_its_fields_without_a_deep_copy():
 
     rec = CaseRecord("7", 2, "wrong_answer", detail={"input": "1\n", "got": "2"}, audit={"digest": "ab"})
     fields = rec.to_dict()
-    assert fields == asdict(rec) and CaseRecord.from_dict(fields) == rec
+    plain = asdict(rec)
+    speed = plain.pop("speed")  # (as its flat fields: see the next test)
+    assert fields == {**plain, **{f"speed_{k}": v for k, v in speed.items()}} and CaseRecord.from_dict(fields) == rec
     assert fields["detail"] is rec.detail and fields["audit"] is rec.audit
+
+
+def test_the_speed_credit_travels_as_one_value_and_as_four_flat_fields_in_plain_data():
+    """An outcome's speed credit goes into its case record as one value; the plain forms (the server's answer, a
+    record's dict in the store, its JSON from a worker) keep the four flat fields they always had, so a record
+    crosses and is stored as before."""
+    import json
+
+    from pytest_apps.candidates.sources import Candidate
+    from pytest_apps.core.outcome import NOT_MEASURED, RUN_EXITED, Outcome, SpeedCredit, Verdict
+    from pytest_apps.engine.result import CaseResult
+    from pytest_apps.engine.run import case_record
+
+    credit = SpeedCredit(1.4, 1.2, 1.6, 1.45)
+    outcome = Outcome(RUN_EXITED, exit_code=0, own_time=0.5, speed=credit)
+    assert Outcome.from_dict(outcome.to_dict()) == outcome
+    assert {k: outcome.to_dict()[k] for k in ("speed_factor", "speed_low", "speed_high", "speed_mean")} == \
+        {"speed_factor": 1.4, "speed_low": 1.2, "speed_high": 1.6, "speed_mean": 1.45}
+    rec = case_record(make_problem("7"), Candidate("7", "7.py", "print(1)"), 0,
+                      CaseResult(Verdict("pass"), outcome, "", "1\n"))
+    assert rec.speed is credit  # the one value, not copied field by field
+    wire = json.loads(rec.to_json())
+    assert (wire["speed_factor"], wire["speed_low"], wire["speed_high"], wire["speed_mean"]) == (1.4, 1.2, 1.6, 1.45)
+    assert "speed" not in wire and CaseRecord.from_json(rec.to_json()) == rec
+    unmeasured = case_record(make_problem("7"), Candidate("7", "7.py", "print(1)"), 0,
+                             CaseResult(Verdict("pass"), None, "", "1\n"))
+    assert unmeasured.speed == NOT_MEASURED and not unmeasured.speed.measured
+    # the server's answer, where it measured nothing, holds None for the range
+    assert SpeedCredit.from_dict({"speed_factor": 1.0, "speed_low": None}) == NOT_MEASURED
 
 
 def test_a_judge_keys_json_is_made_once_for_all_the_cases_sharing_it():

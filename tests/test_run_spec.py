@@ -4,6 +4,7 @@ plugin's processes, the API's Evaluator, Ray's node actors) uses the spec it giv
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from conftest import make_problem
@@ -11,6 +12,7 @@ from conftest import make_problem
 from pytest_apps.api import Evaluator
 from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, Settings
 from pytest_apps.dataset.problems import Selection
+from pytest_apps.engine.limits import problem_limits
 from pytest_apps.engine.records import judge_key
 from pytest_apps.engine.spec import RunSpec, run_spec, selection_of
 from pytest_apps.executor import APPS_STYLE_PRELOAD, Limits
@@ -33,11 +35,31 @@ def test_a_problems_limits_are_decided_once_for_the_run_the_report_and_the_recor
     spec = run_spec(Settings(timeout=2.0, timeout_scale=1.5, memory=1 << 30, limits="row"))
     assert spec.limits == Limits(timeout=3.0, memory=1 << 30)  # the run's own limit, scaled once
     own, plain = make_problem("1", time_limit=2.0, memory_limit=64 << 20), make_problem("2")
-    assert spec.limits_for(own).timeout == spec.limit_of(own)["time"] == spec.judge_key(own).limits["timeout"] == 3.0
-    assert spec.limits_for(plain) == spec.limits and spec.limit_of(plain)["time"] == 3.0
+    ran = problem_limits(spec.limits, own, spec.judging.row_limits, spec.judging.time_scale)  # as the engine runs it
+    assert ran.timeout == spec.limit_of(own)["time"] == spec.judge_key(own).limits["timeout"] == 3.0
+    assert spec.limit_of(plain)["time"] == 3.0 and spec.judge_key(plain).limits["timeout"] == 3.0
     assert spec.judge_key(own) == judge_key(spec.judging, spec.limits, own)
     fixed = run_spec(Settings(timeout=2.0, timeout_scale=1.5))
-    assert fixed.limits_for(own) == fixed.limits and fixed.limit_of(own)["mode"] == "fixed"
+    assert fixed.limit_of(own)["mode"] == "fixed" and fixed.judge_key(own).limits["timeout"] == 3.0
+
+
+def test_the_evaluators_report_names_the_limits_its_problems_ran_under() -> None:
+    """With per-problem limits (`limits="row"`) a row's own time limit is the one its problem runs under, and the
+    summary says so (the spec's `limit_of`, as the plugin's report), not the fixed limit."""
+    from pytest_apps.api import problem_from_row
+
+    row = {"question": "Print the number.", "input_output": json.dumps({"inputs": ["1\n"], "outputs": ["1\n"]}),
+           "difficulty": "EASY", "time_limit": "1 second", "memory_limit": "256 megabytes", "skill_types": "[]",
+           "tags": "[]", "solutions": "[]", "starter_code": "", "source": "codeforces"}
+    problem = problem_from_row(row)
+    assert problem.time_limit == 1.0
+    for limits, mode, seconds in (("row", "row", 1.0), ("fixed", "fixed", 4.0)):
+        with Evaluator(workers=1, limits=limits) as ev:
+            result = ev.score(problem, "print(input())")
+            summary = ev.summary([result], [problem])
+        assert result.passed
+        assert (summary.problems[0].limits["mode"], summary.problems[0].limits["time"]) == (mode, seconds)
+        assert summary.figures["limits"]["mode"] == mode
 
 
 def test_the_selection_is_the_settings() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import read_report, run
 from test_time_limits import busy
-from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT, Outcome
+from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT, Outcome, SpeedCredit
 from pytest_apps.engine.limits import borderline, undercredited
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor import speed
@@ -139,8 +139,13 @@ def test_the_seam_reads_one_factor_or_a_list_read_in_turn_by_each_tests_probes()
     assert speed.parse_pinned(None) is None and speed.parse_pinned(" ") is None
     assert speed.parse_pinned("1.6") == (1.6,)
     assert speed.parse_pinned("1.4, 1.0") == (1.4, 1.0)
-    machine = speed.Speed(pinned=(1.4, 1.0))
-    assert [machine.factor(nth) for nth in range(4)] == [1.4, 1.0, 1.0, 1.0]  # the last one repeats
+    assert type(speed.of_seam(None)) is speed.Speed and type(speed.of_seam([1.6])) is speed.Pinned
+    machine = speed.of_seam([1.4, 1.0])
+    machine.calibrate()  # (nothing to calibrate: no file read or written)
+    first = machine.readings()
+    assert [first() for _ in range(4)] == [1.4, 1.0, 1.0, 1.0]  # the last one repeats
+    assert machine.readings()() == 1.4  # the next test's probes start again from the first
+    assert machine.factor() == 1.4 and (machine.low, machine.high) == (1.0, 1.4)  # asked: the first; the range seen
 
 
 @pytest.mark.parametrize("raw", ["x", "0.5", "-1", "inf", "nan", "1.2,", "1.2,0.9"])
@@ -177,14 +182,14 @@ def test_the_measured_speed_turns_a_near_limit_timeout_into_a_pass_never_a_clear
     monkeypatch.setenv(speed.ENV, factor)
     out = one_run(source)
     assert out.status == status, out
-    assert out.speed_factor == credited
-    assert out.speed_low == out.speed_high == out.speed_mean == float(factor)
+    assert out.speed.factor == credited
+    assert out.speed.low == out.speed.high == out.speed.mean == float(factor)
     assert out.own_time < out.cpu_time + 0.5 or factor == "1.0"  # the own time reported is the charged one
 
 
 def test_a_short_test_is_not_probed():
     out = one_run(BURN.format(cpu=0.05))
-    assert out.status == RUN_EXITED and out.speed_factor == 1.0 and out.speed_high == 0.0
+    assert out.status == RUN_EXITED and out.speed.factor == 1.0 and not out.speed.measured
 
 
 def test_a_clear_timeout_stays_one_beside_real_neighbours_and_a_clear_pass_passes():
@@ -196,7 +201,7 @@ def test_a_clear_timeout_stays_one_beside_real_neighbours_and_a_clear_pass_passe
     with busy({cpu}, count=2):
         over = one_run(BURN.format(cpu=LIMITS.timeout * speed.MOST + 0.4), cpu=cpu)
         under = one_run(BURN.format(cpu=0.4), cpu=cpu)
-    assert over.status == RUN_TIMEOUT and over.speed_high >= 1.0 and over.own_time >= 1.0
+    assert over.status == RUN_TIMEOUT and over.speed.high >= 1.0 and over.own_time >= 1.0
     assert under.status == RUN_EXITED
 
 
@@ -207,14 +212,13 @@ def test_borderline_marks_a_verdict_another_speed_within_the_measured_range_woul
     lim = Limits(timeout=1.0)
     # charged at x1.6 (the slowest speed seen was x1.6, the fastest x1.2): 1.3 s of CPU is 0.81 s, and at x1.2
     # 1.08 s: the verdict depends on the speed within the range
-    out = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed_factor=1.6, speed_low=1.2, speed_high=1.6)
+    out = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed=SpeedCredit(1.6, 1.2, 1.6))
     assert borderline(out, lim)
     # measured x1.6 throughout: 0.81 s, out of the band: not fragile
-    steady = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed_factor=1.6, speed_low=1.6, speed_high=1.6)
+    steady = Outcome(RUN_EXITED, own_time=1.3 / 1.6, cpu_time=1.3, speed=SpeedCredit(1.6, 1.6, 1.6))
     assert not borderline(steady, lim)
     # a run stopped at the end of the band is a timeout at any speed: its time is only a lower bound
-    stopped = Outcome(RUN_TIMEOUT, own_time=1.17, cpu_time=1.17 * 1.2, speed_factor=1.2, speed_low=1.2,
-                      speed_high=1.6)
+    stopped = Outcome(RUN_TIMEOUT, own_time=1.17, cpu_time=1.17 * 1.2, speed=SpeedCredit(1.2, 1.2, 1.6))
     assert not borderline(stopped, lim)
     # unmeasured: the band alone, as before
     assert borderline(Outcome(RUN_TIMEOUT, own_time=1.08, cpu_time=1.08), lim)
@@ -226,27 +230,23 @@ def test_a_timeout_is_undercredited_when_the_mean_slowdown_measured_around_it_wo
     lim = Limits(timeout=1.0)
     # stopped at the end of the band (1.15 s at x1.0, the smallest slowdown seen) while the probes saw x1.6 on
     # average: 1.15 s of CPU at x1.6 is 0.72 s, within the limit; a spell came and went between the probes
-    spell = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15, speed_factor=1.0, speed_low=1.0, speed_high=1.9,
-                    speed_mean=1.6)
+    spell = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15, speed=SpeedCredit(1.0, 1.0, 1.9, 1.6))
     assert undercredited(spell, lim)
     # a steady slowdown (smallest = mean): the credit already charged it at the speed seen; a clear timeout
-    steady = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15 * 1.6, speed_factor=1.6, speed_low=1.6,
-                     speed_high=1.6, speed_mean=1.6)
+    steady = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15 * 1.6, speed=SpeedCredit(1.6, 1.6, 1.6, 1.6))
     assert not undercredited(steady, lim)
     # the mean a little above the smallest: 1.15 s at x1.05 more is still over the limit
-    near = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15 * 1.4, speed_factor=1.4, speed_low=1.4,
-                   speed_high=1.6, speed_mean=1.47)
+    near = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15 * 1.4, speed=SpeedCredit(1.4, 1.4, 1.6, 1.47))
     assert not undercredited(near, lim)
     # blocked time (a sleep, a wait) is not charged at any speed: a sleeping program is over the limit at any mean
-    sleeper = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=0.05, speed_factor=1.0, speed_low=1.0, speed_high=1.9,
-                      speed_mean=1.6)
+    sleeper = Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=0.05, speed=SpeedCredit(1.0, 1.0, 1.9, 1.6))
     assert not undercredited(sleeper, lim)
     # within the limit already, or unmeasured, or a mean within the probe's noise: nothing to make up
-    assert not undercredited(Outcome(RUN_EXITED, own_time=0.6, cpu_time=0.6, speed_factor=1.0, speed_low=1.0,
-                                     speed_high=1.9, speed_mean=1.6), lim)
+    assert not undercredited(Outcome(RUN_EXITED, own_time=0.6, cpu_time=0.6, speed=SpeedCredit(1.0, 1.0, 1.9, 1.6)),
+                             lim)
     assert not undercredited(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15), lim)
-    assert not undercredited(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15, speed_factor=1.0, speed_low=1.0,
-                                     speed_high=1.4, speed_mean=speed.CONFIDENT - 0.01), lim)
+    assert not undercredited(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15,
+                                     speed=SpeedCredit(1.0, 1.0, 1.4, speed.CONFIDENT - 0.01)), lim)
     assert not undercredited(None, lim)
 
 

@@ -20,8 +20,10 @@ from pytest_apps.dataset.rows import DatasetError
 from pytest_apps.dataset.taco import labels, limit_of, parse_limits, parse_memory, parse_time
 from pytest_apps.engine.limits import over_row_memory, problem_limits
 from pytest_apps.engine.special import exclude_needing_checker, taco_facts
+from pytest_apps.engine.spec import RunSpec
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.judge import taco
+from pytest_apps.judge.profiles import Judging
 from pytest_apps.judge.special import SpecialJudges, case_insensitive, stated_tolerance, tolerant
 from pytest_apps.report.rollup import summarize
 from pytest_apps.report.taco import annotate
@@ -245,7 +247,8 @@ def test_special_judges_bind_only_their_kinds(tmp_path):
     kept, left = exclude_needing_checker(problems, special, checked=())
     assert [p.id for p in kept] == ["0", "1", "3"] and [s.problem_id for s in left] == ["2"]
     assert len(exclude_needing_checker(problems, special, checked=("2",))[0]) == 4  # a checker of its own
-    summary = annotate(summarize(problems, {}, [], []), taco_facts(problems, special=special))
+    spec = RunSpec(Judging(special=special), Limits(), (), 0)
+    summary = annotate(summarize(problems, {}, [], []), taco_facts(problems, spec))
     spj = summary.figures["special_judge"]
     assert spj["needs_checker"]["ids"] == ["2"]
     assert spj["marked"] == {"several right outputs": 1, "case-insensitive": 1, "floating-point": 1}
@@ -378,22 +381,23 @@ def test_taco_program_transforms():
 
 
 def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
-    from pytest_apps.engine.run import run_judged
+    from pytest_apps.engine.run import Trial, run_judged
 
     problem = make_problem("0", "EASY")
     executor = Executor(Limits(timeout=4.0))
     try:
         # np and sqrt come from TACO's prelude; the seed judge fails this program
         uses_prelude = Program("print(int(sqrt(np.int64(int(input())))))\n")
-        _, verdict = run_judged(executor, "taco", problem, uses_prelude, "16\n", "4\n")
+        _, verdict = run_judged(executor, Trial("taco", problem, uses_prelude, "16\n", "4\n"))
         assert verdict.kind == PASS and verdict.step == "exact"
-        assert run_judged(executor, "seed", problem, uses_prelude, "16\n", "4\n")[1].kind != PASS
+        assert run_judged(executor, Trial("seed", problem, uses_prelude, "16\n", "4\n"))[1].kind != PASS
         top_return = Program("n = int(input())\nif n > 0:\n    print(n)\n    return\nprint(0)\n")
-        _, verdict = run_judged(executor, "taco", problem, top_return, "3", "3")
+        _, verdict = run_judged(executor, Trial("taco", problem, top_return, "3", "3"))
         assert verdict.kind == PASS and verdict.step == taco.WRAPPED + "exact"
-        _, verdict = run_judged(executor, "taco", problem, Program("print('1 2 ')\n"), "", "1 2\n")
+        _, verdict = run_judged(executor, Trial("taco", problem, Program("print('1 2 ')\n"), "", "1 2\n"))
         assert verdict.kind == PASS  # trailing spaces of the whole text are stripped
-        _, verdict = run_judged(executor, "taco", problem, Program("print('1 2 ')\nprint(3)\n"), "", "1 2\n3\n")
+        two_lines = Program("print('1 2 ')\nprint(3)\n")
+        _, verdict = run_judged(executor, Trial("taco", problem, two_lines, "", "1 2\n3\n"))
         assert verdict.kind == WRONG_ANSWER  # but not those inside it
     finally:
         executor.close()
@@ -402,19 +406,20 @@ def test_taco_judge_runs_the_prelude_and_the_wrapped_fallback(shared_data):
 def test_taco_fails_a_program_it_cannot_load_wrapped_even_when_it_runs():
     """TACO loads a standard-input program wrapped in code() before any test (its `import *` lines hoisted to the
     module's top, indentation kept) and fails the whole problem when that fails; the program itself runs."""
-    from pytest_apps.engine.run import run_judged
+    from pytest_apps.engine.run import Trial, run_judged
 
     assert taco.loaded_program("x = 1\nprint(x)\n").endswith("def code():\n\tx = 1\n\tprint(x)\n\t\n")
     problem = make_problem("0", "EASY")
     executor = Executor(Limits(timeout=4.0))
     try:
         indented_star = Program("if True:\n    from math import *\nprint(int(sqrt(int(input()))))\n")
-        assert run_judged(executor, "seed", problem, indented_star, "16\n", "4\n")[1].kind == PASS
+        assert run_judged(executor, Trial("seed", problem, indented_star, "16\n", "4\n"))[1].kind == PASS
         for _ in range(2):  # (the second test of the program: decided the same)
-            outcome, verdict = run_judged(executor, "taco", problem, indented_star, "16\n", "4\n")
+            outcome, verdict = run_judged(executor, Trial("taco", problem, indented_star, "16\n", "4\n"))
             assert verdict.kind == "compile_error" and verdict.step == "taco_load", verdict
             assert "cannot load the program wrapped in code() (IndentationError" in verdict.reason
-        _, verdict = run_judged(executor, "taco", problem, Program("print(int(input()) // 4)\n"), "16\n", "4\n")
+        loads = Program("print(int(input()) // 4)\n")
+        _, verdict = run_judged(executor, Trial("taco", problem, loads, "16\n", "4\n"))
         assert verdict.kind == PASS  # a program that loads runs as before
     finally:
         executor.close()

@@ -150,7 +150,7 @@ def test_one_tests_files_are_not_seen_by_the_next_nor_after_the_run(tmp_path):
     with Executor(Limits(timeout=10.0)) as e:
         if "private-tmp" not in e.isolation():
             without_private_tmp(str(e.isolation_errors().get("private-tmp")))
-        base = e._leftovers[0]
+        base = e._server.leftovers[0]
         # more tests than folders: folders (and their namespaces) are reused, emptied in between
         for i in range(2 * SPARES + 4):
             o = e.run_stdin(Program(LEAVE, "leave.py"), f"{mark}{i}\n")

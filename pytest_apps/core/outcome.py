@@ -1,11 +1,12 @@
 """Plain-data results: what the executor saw (`Outcome`) and what the judge decided (`Verdict`).
 
 Both cross process boundaries (executor child -> parent, xdist worker -> controller), so they hold only
-str, int, float, bool and None, and convert to and from dicts.
+str, int, float, bool and None (an outcome's `SpeedCredit` is four floats), and convert to and from dicts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -51,6 +52,38 @@ CHECKER_STEP = "checker"
 
 
 @dataclass(frozen=True)
+class SpeedCredit:
+    """The machine's speed around one run, and what the time limit made of it: `factor` is what the CPU part of the
+    program's own time was divided by (the slowdown credited; 1.0: none); `low`, `high` and `mean` are the smallest,
+    largest and mean slowdown the probes measured around the run (0.0: not measured). One value from the executor's
+    answer to the outcome and the case record; as plain data (the server's answer, a record's dict and JSON) it is
+    four flat fields, `SPEED_FIELDS`."""
+
+    factor: float = 1.0
+    low: float = 0.0
+    high: float = 0.0
+    mean: float = 0.0
+
+    @property
+    def measured(self) -> bool:
+        """Whether the probes measured the machine's speed around the run."""
+        return self.high > 0
+
+    def to_dict(self) -> dict[str, float]:
+        return {"speed_factor": self.factor, "speed_low": self.low, "speed_high": self.high, "speed_mean": self.mean}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SpeedCredit:
+        """The credit in plain data's flat fields (absent or None: not measured)."""
+        return cls(float(data.get("speed_factor", 1.0)), float(data.get("speed_low") or 0.0),
+                   float(data.get("speed_high") or 0.0), float(data.get("speed_mean") or 0.0))
+
+
+SPEED_FIELDS = tuple(SpeedCredit().to_dict())
+NOT_MEASURED = SpeedCredit()
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What one execution produced. Decided nothing: the judge turns it into a `Verdict`."""
 
@@ -64,19 +97,18 @@ class Outcome:
     wall_time: float = 0.0  # seconds from the test's start to the program's end
     cpu_time: float = 0.0  # seconds on a CPU, of all its threads and processes
     own_time: float = 0.0  # what the time limit counts: CPU plus blocked time, not time spent waiting for a CPU,
-    # charged at the machine's quiet speed (divided by speed_factor)
-    speed_factor: float = 1.0  # what the own time was divided by: the machine's measured slowdown, when confident
-    speed_low: float = 0.0  # the machine's slowdown measured around the run (smallest, largest, mean of the probes;
-    speed_high: float = 0.0  # 0: not measured)
-    speed_mean: float = 0.0
+    # charged at the machine's quiet speed (its CPU part divided by speed.factor)
+    speed: SpeedCredit = NOT_MEASURED  # the machine's slowdown measured around the run, and the credit it gave
     peak_memory: int = 0  # bytes (max resident set size of the child)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "speed"}
+        return {**data, **self.speed.to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Outcome:
-        return cls(**data)
+        plain = {k: v for k, v in data.items() if k not in SPEED_FIELDS}
+        return cls(**plain, speed=SpeedCredit.from_dict(data))
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .outcome import NOT_MEASURED, SPEED_FIELDS, SpeedCredit
 
 NO_CASE = -1  # the case index of a no-code item's record: it stands for the program's tests, none of which ran
 
@@ -36,30 +37,30 @@ class CaseRecord:
     # reference runs only: "digest" of the output (when it ended normally) and, for a failing test, "other": its
     # verdict kind under the other judge profile (see engine.run.reference_audit and report.audit)
     audit: dict[str, str] = field(default_factory=dict)
-    speed_factor: float = 1.0  # what its own time was divided by: the machine's slowdown measured around it
-    speed_low: float = 0.0  # the machine's slowdown measured around it: smallest, largest, mean of the probes (0: not
-    speed_high: float = 0.0  # measured)
-    speed_mean: float = 0.0
+    speed: SpeedCredit = NOT_MEASURED  # the machine's slowdown measured around it, and the credit its time got
     undercredited: bool = False  # over the limit, within it at the mean slowdown measured (engine/limits.py)
     confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a plain dict, made without a deep copy (the record store writes one per case): its `detail`
-        and `audit` are the record's own, to read, never to change."""
-        return {name: getattr(self, name) for name in _RECORD_FIELDS}
+        """The fields as a plain dict (the speed credit as its flat fields), made without a deep copy (the record
+        store writes one per case): its `detail` and `audit` are the record's own, to read, never to change."""
+        data = {name: getattr(self, name) for name in _PLAIN_FIELDS}
+        data.update(self.speed.to_dict())
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseRecord:
-        return cls(**data)
+        plain = {k: v for k, v in data.items() if k not in SPEED_FIELDS}
+        return cls(**plain, speed=SpeedCredit.from_dict(data))
 
     def to_json(self) -> str:
         """The record as one JSON string: how it travels from an xdist worker to the controller (execnet
         serialises a string in one step, a dict field by field in Python, once per report)."""
-        return json.dumps({name: getattr(self, name) for name in _RECORD_FIELDS})
+        return json.dumps(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> CaseRecord:
         return cls.from_dict(json.loads(text))
 
 
-_RECORD_FIELDS = tuple(CaseRecord.__dataclass_fields__)
+_PLAIN_FIELDS = tuple(name for name in CaseRecord.__dataclass_fields__ if name != "speed")

@@ -34,6 +34,7 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -93,98 +94,152 @@ def _in(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
+@dataclass(frozen=True)
+class _Asked:
+    """What `open_hub` was asked for, and the file it looks for first: ``<folder>/<split>.jsonl`` of the repository."""
+
+    spec: str
+    split: str
+    revision: str | None
+    stop: int | None
+
+    @property
+    def repo_id(self) -> str:
+        return split_spec(self.spec)[0]
+
+    @property
+    def filename(self) -> str:
+        return _in(split_spec(self.spec)[1], f"{self.split}.jsonl")
+
+    @property
+    def rev(self) -> str:
+        return self.revision or "main"
+
+    @property
+    def where(self) -> str:
+        return f"{self.spec}@{self.rev}" if self.revision else self.spec
+
+    def other_layout(self, *, offline: bool):
+        """The split from the repository's other layouts (Arrow folders, Parquet files)."""
+        return _open_hub_other_layout(self.spec, self.split, self.revision, self.stop, offline=offline)
+
+
+class _NoJsonl(Exception):
+    """The revision holds no ``<split>.jsonl`` where it was looked for: its other layouts are read."""
+
+
 def open_hub(spec: str, split: str, revision: str | None, stop: int | None):
-    from huggingface_hub import hf_hub_download, hf_hub_url, try_to_load_from_cache
+    asked = _Asked(spec, split, revision, stop)
+    offline = _hub_offline()
+    if revision and _COMMIT.fullmatch(revision):
+        found = _open_cached_commit(asked)
+        if found is not None:
+            return found
+    try:
+        meta, unreachable = (None, None) if offline else _ask_hub(asked)
+        if meta is not None and stop is not None and meta.commit_hash:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(asked.repo_id, asked.filename, revision=meta.commit_hash,
+                                            repo_type="dataset")
+            if not isinstance(cached, str):
+                # Not cached and only the first rows are needed: stream the head instead of 1.3 GB.
+                rows = _stream_hub_jsonl(asked.repo_id, asked.filename, split, meta.commit_hash, stop)
+                return Source(spec, split, revision, meta.commit_hash), rows
+        return _download_jsonl(asked, meta, offline, unreachable)
+    except _NoJsonl:
+        return asked.other_layout(offline=False)
+
+
+def _open_cached_commit(asked: _Asked):
+    """A commit never changes, so its files in the cache are the files: opened without any request to the hub;
+    None when they are not cached."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(asked.repo_id, asked.filename, revision=asked.revision, repo_type="dataset")
+    if isinstance(cached, str):
+        return Source(asked.spec, asked.split, asked.revision, asked.revision), read_rows("jsonl", [Path(cached)],
+                                                                                          asked.stop)
+    try:
+        return asked.other_layout(offline=True)
+    except DatasetError:
+        return None  # not cached: ask the hub
+
+
+def _ask_hub(asked: _Asked) -> tuple[Any, str | None]:
+    """One quick metadata request for the split's JSONL file, no retries (hf_hub_download alone would back off for
+    ~25 s when unreachable): (its metadata, None), or (None, why) when the hub cannot be reached. A one-line
+    DatasetError for what no cache can help (gated, no such repository or revision, not a hub id); `_NoJsonl` when
+    the revision holds no such file."""
+    from huggingface_hub import hf_hub_url
     from huggingface_hub.errors import (
         EntryNotFoundError,
         GatedRepoError,
         HFValidationError,
-        LocalEntryNotFoundError,
         RepositoryNotFoundError,
         RevisionNotFoundError,
     )
     from huggingface_hub.file_download import get_hf_file_metadata
 
-    repo_id, folder = split_spec(spec)
-    filename = _in(folder, f"{split}.jsonl")
-    rev = revision or "main"
-    where = f"{spec}@{rev}" if revision else spec
-    offline = _hub_offline()
-    if revision and _COMMIT.fullmatch(revision):
-        # A commit never changes, so its files in the cache are the files: no request to the hub at all.
-        cached = try_to_load_from_cache(repo_id, filename, revision=revision, repo_type="dataset")
-        if isinstance(cached, str):
-            return Source(spec, split, revision, revision), read_rows("jsonl", [Path(cached)], stop)
-        try:
-            return _open_hub_other_layout(spec, split, revision, stop, offline=True)
-        except DatasetError:
-            pass  # not cached: ask the hub
-    meta = None
-    unreachable: str | None = None
-    if not offline:
-        try:
-            # One quick request, no retries: hf_hub_download alone would back off for ~25 s when unreachable.
-            url = hf_hub_url(repo_id, filename, repo_type="dataset", revision=rev)
-            meta = get_hf_file_metadata(url, timeout=_hub_timeout())
-        except GatedRepoError:
-            raise DatasetError(
-                f"{where} is gated on the Hugging Face hub; accept its terms and log in (hf auth login), "
-                f"or {_local_copy_hint(repo_id, split)}"
-            ) from None
-        except RepositoryNotFoundError:
-            raise DatasetError(
-                f"--apps-dataset {spec}: no such local file or folder, and no such dataset on the Hugging Face "
-                "hub (or it is private: log in); check the spelling"
-            ) from None
-        except RevisionNotFoundError:
-            raise DatasetError(
-                f"{repo_id} has no revision {rev!r} on the Hugging Face hub; check --apps-revision"
-            ) from None
-        except HFValidationError:
-            raise DatasetError(f"--apps-dataset {spec}: not an existing path nor a valid hub id") from None
-        except EntryNotFoundError:
-            return _open_hub_other_layout(spec, split, revision, stop, offline=False)
-        except Exception as exc:  # connection refused, DNS, timeout, proxy, 5xx: fall back to the cache
-            unreachable = short_error(exc)
-
-    if meta is not None and stop is not None and meta.commit_hash:
-        cached = try_to_load_from_cache(repo_id, filename, revision=meta.commit_hash, repo_type="dataset")
-        if not isinstance(cached, str):
-            # Not cached and only the first rows are needed: stream the head instead of 1.3 GB.
-            rows = _stream_hub_jsonl(repo_id, filename, split, meta.commit_hash, stop)
-            return Source(spec, split, revision, meta.commit_hash), rows
-
+    spec, repo_id = asked.spec, asked.repo_id
     try:
-        path = hf_hub_download(
-            repo_id,
-            filename,
-            repo_type="dataset",
-            revision=rev,
-            local_files_only=offline or unreachable is not None,
-            etag_timeout=_hub_timeout(),
-        )
+        url = hf_hub_url(repo_id, asked.filename, repo_type="dataset", revision=asked.rev)
+        return get_hf_file_metadata(url, timeout=_hub_timeout()), None
+    except GatedRepoError:
+        raise DatasetError(
+            f"{asked.where} is gated on the Hugging Face hub; accept its terms and log in (hf auth login), "
+            f"or {_local_copy_hint(repo_id, asked.split)}"
+        ) from None
+    except RepositoryNotFoundError:
+        raise DatasetError(
+            f"--apps-dataset {spec}: no such local file or folder, and no such dataset on the Hugging Face "
+            "hub (or it is private: log in); check the spelling"
+        ) from None
+    except RevisionNotFoundError:
+        raise DatasetError(
+            f"{repo_id} has no revision {asked.rev!r} on the Hugging Face hub; check --apps-revision"
+        ) from None
+    except HFValidationError:
+        raise DatasetError(f"--apps-dataset {spec}: not an existing path nor a valid hub id") from None
+    except EntryNotFoundError:
+        raise _NoJsonl from None
+    except Exception as exc:  # connection refused, DNS, timeout, proxy, 5xx: fall back to the cache
+        return None, short_error(exc)
+
+
+def _download_jsonl(asked: _Asked, meta: Any, offline: bool, unreachable: str | None):
+    """The split's JSONL file through the hub cache (from the cache alone when offline or unreachable), or the
+    revision's other layouts when the cache holds no such file; `_NoJsonl` when the revision holds none."""
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, HFValidationError, LocalEntryNotFoundError
+
+    spec, repo_id, filename, split = asked.spec, asked.repo_id, asked.filename, asked.split
+    try:
+        path = hf_hub_download(repo_id, filename, repo_type="dataset", revision=asked.rev,
+                               local_files_only=offline or unreachable is not None, etag_timeout=_hub_timeout())
     except HFValidationError:
         raise DatasetError(f"--apps-dataset {spec}: not an existing path nor a valid hub id") from None
     except LocalEntryNotFoundError:
         try:
-            return _open_hub_other_layout(spec, split, revision, stop, offline=True)
+            return asked.other_layout(offline=True)
         except DatasetError:
             pass
         why = "the hub is offline (HF_HUB_OFFLINE=1)" if offline else f"the hub is unreachable ({unreachable})"
         not_local = "" if repo_id == DEFAULT_DATASET else f" (there is no local file or folder {spec!r} either)"
         raise DatasetError(
-            f"{where}: {filename} is not in the Hugging Face cache and {why}{not_local}; "
+            f"{asked.where}: {filename} is not in the Hugging Face cache and {why}{not_local}; "
             f"{_local_copy_hint(repo_id, split)} (or run once online to fill the cache)"
         ) from None
     except EntryNotFoundError:
-        return _open_hub_other_layout(spec, split, revision, stop, offline=False)
+        raise _NoJsonl from None
     except Exception as exc:
         raise DatasetError(
-            f"{where}: downloading {filename} failed ({short_error(exc)}); retry, or {_local_copy_hint(repo_id, split)}"
+            f"{asked.where}: downloading {filename} failed ({short_error(exc)}); retry, or "
+            f"{_local_copy_hint(repo_id, split)}"
         ) from None
     local = Path(path)
     commit = _snapshot_commit(local) or (meta.commit_hash if meta else None)
-    return Source(spec, split, revision, commit), read_rows("jsonl", [local], stop)
+    return Source(spec, split, asked.revision, commit), read_rows("jsonl", [local], asked.stop)
 
 
 def _snapshot_commit(path: Path) -> str | None:

@@ -224,11 +224,7 @@ def select_entries(
             break
         if tiers:
             met[entry.difficulty] = None
-        if tiers and entry.difficulty.casefold() not in tiers:
-            continue
-        if only and entry.problem_id not in only:
-            continue
-        if not selection.in_window(entry.date):
+        if not _passes(entry, selection, tiers, only):
             continue
         parsed = _tagged(entry, wanted_tags, max_tests) if wanted_tags else None
         if parsed is False:
@@ -236,31 +232,45 @@ def select_entries(
         kept += 1
         if kept <= selection.offset:
             continue
-        if parsed is None:
-            parsed = entry.parse(max_tests)
-        if isinstance(parsed, SkippedRow):
-            out.skipped.append(parsed)
-            continue
-        problem, cases = parsed
-        if problem.id in seen:
-            out.skipped.append(SkippedRow(entry.index, problem.id, "duplicate problem_id (first one kept)"))
-            continue
-        seen.add(problem.id)
-        out.problems.append(problem)
-        if cases is None:
-            pass
-        elif sink is not None:
-            sink(problem, cases)
-        else:
-            out.cases[problem.id] = cases
-        if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
-            out.solutions[problem.id] = entry.solutions()
+        _add(out, seen, entry, entry.parse(max_tests) if parsed is None else parsed, sink, keep_solutions)
     if complete:
         found = {p.id for p in out.problems} | {r.problem_id for r in out.skipped}
         out.missing = [pid for pid in parse_only(selection.only) if pid not in found]
         if tiers:
             out.tiers = list(met)
     return out
+
+
+def _passes(entry: Entry, selection: Selection, tiers: set[str], only: set[str]) -> bool:
+    """Whether the entry passes the filters that look at the raw row: tier, only ids, contest-date window."""
+    if tiers and entry.difficulty.casefold() not in tiers:
+        return False
+    if only and entry.problem_id not in only:
+        return False
+    return selection.in_window(entry.date)
+
+
+def _add(out: ParsedRows, seen: set[str], entry: Entry, parsed: tuple[Problem, Cases | None] | SkippedRow,
+         sink: Callable[[Problem, Cases], None] | None, keep_solutions: bool) -> None:
+    """One selected entry, parsed, into `out`: skipped (with why) or a problem whose cases go to the sink, to
+    `out`, or nowhere (left where they are), and its solutions when they are kept."""
+    if isinstance(parsed, SkippedRow):
+        out.skipped.append(parsed)
+        return
+    problem, cases = parsed
+    if problem.id in seen:
+        out.skipped.append(SkippedRow(entry.index, problem.id, "duplicate problem_id (first one kept)"))
+        return
+    seen.add(problem.id)
+    out.problems.append(problem)
+    if cases is None:
+        pass
+    elif sink is not None:
+        sink(problem, cases)
+    else:
+        out.cases[problem.id] = cases
+    if keep_solutions:  # the human solutions, for `--apps-candidates reference` only (they are big)
+        out.solutions[problem.id] = entry.solutions()
 
 
 def date_in_window(date: str, since: str | None, until: str | None) -> bool:

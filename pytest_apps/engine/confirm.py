@@ -41,7 +41,7 @@ def needs_confirmation(record: CaseRecord) -> bool:
     """Whether a verdict is confirmed before it is final: a verdict within the borderline band, or a timeout the
     mean slowdown around it would have brought within the limit, met while the machine was measured slower than
     quiet (beyond the probe's noise) on average around the test."""
-    return confirmable(record.kind, record.borderline, record.undercredited, record.speed_mean)
+    return confirmable(record.kind, record.borderline, record.undercredited, record.speed.mean)
 
 
 def confirmable(kind: str, borderline: bool, undercredited: bool, speed_mean: float) -> bool:
@@ -56,7 +56,7 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     the result that stands, and the first run's verdict kind when a confirmation ran ("" otherwise). A harness
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
-    slowdown = first.outcome.speed_mean if first.outcome is not None else 0.0
+    slowdown = first.outcome.speed.mean if first.outcome is not None else 0.0
     if not confirmable(kind, first.borderline, first.undercredited, slowdown):  # (no record made only to ask)
         return first, ""
     try:

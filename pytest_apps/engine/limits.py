@@ -48,8 +48,8 @@ def borderline(outcome: Outcome | None, limits: Limits) -> bool:
     times = [outcome.own_time]
     # its CPU time charged at each end of the range instead (executor/speed.py); not for a run stopped at the end of
     # the band, whose time is only a lower bound: at any speed it would have run on to that point
-    if outcome.speed_high > 0 and outcome.own_time < limits.stop:
-        times += [_charged_at(outcome, outcome.speed_low), _charged_at(outcome, outcome.speed_high)]
+    if outcome.speed.measured and outcome.own_time < limits.stop:
+        times += [_charged_at(outcome, outcome.speed.low), _charged_at(outcome, outcome.speed.high)]
     return (any(abs(t - limits.timeout) < band for t in times)
             or len({t >= limits.timeout for t in times}) > 1)
 
@@ -60,13 +60,13 @@ def undercredited(outcome: Outcome | None, limits: Limits) -> bool:
     that came and went between the probes may have cost it its verdict, and a confirmation decides
     (engine/confirm.py). Not a run over the limit even at the mean: a clear timeout on a steadily slow machine,
     or one whose time is blocked time (sleeps and waits take as long at any speed)."""
-    if outcome is None or outcome.speed_high <= 0 or outcome.own_time < limits.timeout:
+    if outcome is None or not outcome.speed.measured or outcome.own_time < limits.timeout:
         return False
-    return _charged_at(outcome, outcome.speed_mean) < limits.timeout
+    return _charged_at(outcome, outcome.speed.mean) < limits.timeout
 
 
 def _charged_at(outcome: Outcome, factor: float) -> float:
     """The run's own time charged at the credit of slowdown `factor` instead of the one it was charged at."""
-    cpu = min(outcome.cpu_time, outcome.own_time * outcome.speed_factor)
-    raw = outcome.own_time + cpu * (1 - 1 / outcome.speed_factor)
+    cpu = min(outcome.cpu_time, outcome.own_time * outcome.speed.factor)
+    raw = outcome.own_time + cpu * (1 - 1 / outcome.speed.factor)
     return charged(raw, cpu, credit(factor))

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core.errors import HarnessError
 from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS_ERROR, RUNTIME_ERROR, Outcome, Verdict
+from ..core.outcome import NOT_MEASURED
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
 from ..executor import STYLE_APPS_HARNESS, STYLE_REAL, Executor, Program
@@ -24,6 +26,31 @@ from .failtext import failure_detail
 from .result import CaseResult
 
 SEED_JUDGING = Judging()
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One test of one program as a runner runs and judges it: the judge profile, the problem, the program, the
+    test's input and expected output, and what may decide it instead of the profile's comparison (the problem's
+    checker, else a built-in special judge of TACO's list)."""
+
+    profile: str
+    problem: Problem
+    program: Program
+    raw_input: Any
+    expected: Any
+    checkers: Checkers | None = None
+    special: SpecialJudges | None = None
+
+    def checker(self, given: Any, expected: Any) -> Any:
+        """The checker deciding this test, bound to what the program was given and what is expected (None: the
+        profile's comparison decides): the problem's own (``--apps-checkers``), else a built-in special judge of
+        TACO's list (case-insensitive, floating-point)."""
+        problem = self.problem
+        checker = self.checkers.bind(problem.id, given, expected) if self.checkers is not None else None
+        if checker is None and self.special is not None:
+            checker = self.special.bind(problem.id, problem.question, problem.fmt, expected)
+        return checker
 
 
 def run_case(
@@ -63,76 +90,60 @@ def run_case_once(
     if candidate.code is None or not candidate.code.strip():
         verdict = Verdict(NO_CODE, reason="no program for this problem")
         return CaseResult(verdict, None, raw_input, expected)
-    program = Program(candidate.code, candidate.file)
+    trial = Trial(judging.profile, problem, Program(candidate.code, candidate.file), raw_input, expected,
+                  judging.checkers, judging.special)
+    # a problem's limits: those its executor runs under (the run's, or a request's), with a row's own time when the
+    # run takes per-problem limits
     limits = problem_limits(executor.limits, problem, judging.row_limits, judging.time_scale)
     with executor.limited(limits):
-        outcome, verdict = run_judged(executor, judging.profile, problem, program, raw_input, expected,
-                                      judging.checkers, judging.special)
+        outcome, verdict = run_judged(executor, trial)
         if judging.row_limits:
             verdict = over_row_memory(problem, outcome, verdict)
         audit: dict[str, str] = {}
         if judging.audit:
-            audit = reference_audit(executor, judging, problem, program, raw_input, expected, outcome, verdict)
+            audit = reference_audit(executor, trial, outcome, verdict)
     return CaseResult(verdict, outcome, raw_input, expected, borderline=borderline(outcome, limits), audit=audit,
                       undercredited=undercredited(outcome, limits))
 
 
-def _bind(checkers: Checkers | None, special: SpecialJudges | None, problem: Problem, given: Any,
-          expected: Any) -> Any:
-    """The checker deciding one test: the problem's own (``--apps-checkers``), else a built-in special judge of
-    TACO's list (case-insensitive, floating-point), else None."""
-    checker = checkers.bind(problem.id, given, expected) if checkers is not None else None
-    if checker is None and special is not None:
-        checker = special.bind(problem.id, problem.question, problem.fmt, expected)
-    return checker
+def run_judged(executor: Executor, trial: Trial) -> tuple[Outcome | None, Verdict]:
+    """Run `trial`'s program on its test in its profile's style and judge it there: (what ran, or None, and the
+    verdict). How the profile's programs run is its entry's `runs` (judge/profiles.py's table)."""
+    return _RUNNERS[TABLE[trial.profile].runs](executor, trial)
 
 
-def run_judged(
-    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None = None, special: SpecialJudges | None = None,
-) -> tuple[Outcome | None, Verdict]:
-    """Run `program` on one test in `profile`'s style and judge it there: (what ran, or None, and the verdict).
-    How the profile's programs run is its entry's `runs` (judge/profiles.py's table)."""
-    return _RUNNERS[TABLE[profile].runs](executor, profile, problem, program, raw_input, expected, checkers, special)
-
-
-def _run_real(
-    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None, special: SpecialJudges | None,
-) -> tuple[Outcome | None, Verdict]:
+def _run_real(executor: Executor, t: Trial) -> tuple[Outcome | None, Verdict]:
     """A test run as a real program (standard input) or a module whose function is called."""
+    problem = t.problem
     if problem.fmt == CALL:
         assert problem.fn_name is not None
-        args = parse_call_args(raw_input)
-        outcome = executor.run_call(program, problem.fn_name, args)
-        checker = _bind(checkers, special, problem, args, expected)
+        args = parse_call_args(t.raw_input)
+        outcome = executor.run_call(t.program, problem.fn_name, args)
+        checker = t.checker(args, t.expected)
     else:
-        text = stdin_text(raw_input)
-        outcome = executor.run_stdin(program, text)
-        checker = _bind(checkers, special, problem, text, _text_or_value(expected))
-    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
+        text = stdin_text(t.raw_input)
+        outcome = executor.run_stdin(t.program, text)
+        checker = t.checker(text, _text_or_value(t.expected))
+    return outcome, decide(t.profile, problem.fmt, t.expected, outcome, checker)
 
 
-def _run_taco(
-    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None, special: SpecialJudges | None,
-) -> tuple[Outcome | None, Verdict]:
+def _run_taco(executor: Executor, t: Trial) -> tuple[Outcome | None, Verdict]:
     """A standard-input test as TACO runs it: the program with TACO's prelude as a real program; a run that exits
     with status 1 (or does not compile) again wrapped in ``code()`` (TACO's fallback, see judge/taco.py). A
     call-based test runs as the APPS harness runs it, the program with TACO's prelude."""
-    if problem.fmt == CALL:
-        program = Program(taco.call_program(program.source), program.filename)
-        return _run_apps(executor, profile, problem, program, raw_input, expected, checkers, special)
-    loading = _taco_load(executor, program)
+    source, filename = t.program.source, t.program.filename
+    if t.problem.fmt == CALL:
+        return _run_apps(executor, replace(t, program=Program(taco.call_program(source), filename)))
+    loading = _taco_load(executor, t.program)
     if loading is not None:
         return loading, taco.not_loaded(loading)
-    text = taco.input_text(raw_input)
-    checker = _bind(checkers, special, problem, text, taco.expected_text(expected))
-    outcome = executor.run_stdin(Program(taco.std_program(program.source), program.filename), text)
+    text = taco.input_text(t.raw_input)
+    checker = t.checker(text, taco.expected_text(t.expected))
+    outcome = executor.run_stdin(Program(taco.std_program(source), filename), text)
     if taco.needs_wrapping(outcome):
-        wrapped = executor.run_stdin(Program(taco.wrapped_program(program.source), program.filename), text)
-        return wrapped, decide(profile, problem.fmt, expected, wrapped, checker, step_prefix=taco.WRAPPED)
-    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
+        wrapped = executor.run_stdin(Program(taco.wrapped_program(source), filename), text)
+        return wrapped, decide(t.profile, t.problem.fmt, t.expected, wrapped, checker, step_prefix=taco.WRAPPED)
+    return outcome, decide(t.profile, t.problem.fmt, t.expected, outcome, checker)
 
 
 # Programs whose TACO load (`_taco_load`) was decided, by the digest of their text and limits: each is loaded
@@ -163,27 +174,25 @@ def _taco_load(executor: Executor, program: Program) -> Outcome | None:
     return failed
 
 
-def _run_apps(
-    executor: Executor, profile: str, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    checkers: Checkers | None, special: SpecialJudges | None = None,
-) -> tuple[Outcome | None, Verdict]:
+def _run_apps(executor: Executor, t: Trial) -> tuple[Outcome | None, Verdict]:
     """A test run as the original APPS harness runs it (executor/appsstyle.py)."""
+    problem, raw_input = t.problem, t.raw_input
     if problem.fmt == CALL:
         assert problem.fn_name is not None
         args = apps.original_call_args(raw_input)
         if args is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input ({type(raw_input).__name__}) cannot be "
                                                        "unpacked into arguments (the original's -1)")
-        outcome = executor.run_call(program, problem.fn_name, args, style=STYLE_APPS_HARNESS)
-        checker = _bind(checkers, special, problem, args, expected)
+        outcome = executor.run_call(t.program, problem.fn_name, args, style=STYLE_APPS_HARNESS)
+        checker = t.checker(args, t.expected)
     else:
         text = apps.input_text(raw_input)
         if text is None:
             return None, Verdict(RUNTIME_ERROR, reason=f"the test's input is not text ({type(raw_input).__name__});"
                                                        " the original harness fails every program here")
-        outcome = executor.run_stdin(program, text, style=STYLE_APPS_HARNESS)
-        checker = _bind(checkers, special, problem, text, _text_or_value(expected))
-    return outcome, decide(profile, problem.fmt, expected, outcome, checker)
+        outcome = executor.run_stdin(t.program, text, style=STYLE_APPS_HARNESS)
+        checker = t.checker(text, _text_or_value(t.expected))
+    return outcome, decide(t.profile, problem.fmt, t.expected, outcome, checker)
 
 
 # how a profile's programs run (judge/profiles.py's `Profile.runs`) -> the runner
@@ -197,20 +206,16 @@ def _text_or_value(expected: Any) -> Any:
     return expected if text is None else text
 
 
-def reference_audit(
-    executor: Executor, judging: Judging, problem: Problem, program: Program, raw_input: Any, expected: Any,
-    outcome: Outcome | None, verdict: Verdict,
-) -> dict[str, str]:
+def reference_audit(executor: Executor, trial: Trial, outcome: Outcome | None, verdict: Verdict) -> dict[str, str]:
     """For a reference solution's test: "digest", its output's digest when it ended normally; and for a test that
     failed, "other", its verdict kind under the other judge profile (run again in that profile's style)."""
     audit: dict[str, str] = {}
-    digest = output_digest(judging.profile, problem.fmt, outcome)
+    digest = output_digest(trial.profile, trial.problem.fmt, outcome)
     if digest:
         audit["digest"] = digest
     if verdict.kind != PASS:
         try:
-            _, other = run_judged(executor, other_profile(judging.profile), problem, program, raw_input, expected,
-                                  judging.checkers, judging.special)
+            _, other = run_judged(executor, replace(trial, profile=other_profile(trial.profile)))
             audit["other"] = other.kind
         except HarnessError:
             audit["other"] = "harness_error"
@@ -247,9 +252,6 @@ def case_record(
         wall_time=outcome.wall_time if outcome else 0.0,
         borderline=result.borderline,
         audit=dict(result.audit),
-        speed_factor=outcome.speed_factor if outcome else 1.0,
-        speed_low=outcome.speed_low if outcome else 0.0,
-        speed_high=outcome.speed_high if outcome else 0.0,
-        speed_mean=outcome.speed_mean if outcome else 0.0,
+        speed=outcome.speed if outcome else NOT_MEASURED,
         undercredited=result.undercredited,
     )

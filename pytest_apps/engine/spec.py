@@ -21,14 +21,16 @@ from ..executor import Executor, Limits
 from ..judge.checkers import Checkers
 from ..judge.profiles import TABLE, Judging, preload_for
 from ..judge.special import SpecialJudges
-from .limits import problem_limits
 from .records import JudgeKey, judge_key
 
 
 @dataclass(frozen=True)
 class RunSpec:
     """A run's judging and limits, as every process of the run uses them. `limits` are the run's own (the time
-    limit already scaled by the time scale); a problem with limits of its own runs under `limits_for(problem)`."""
+    limit already scaled by the time scale): its executors run under them (`executor()`), and the engine gives a
+    problem with limits of its own those (`engine.limits.problem_limits`, from the limits its executor runs under:
+    the run's, or a served request's); `limit_of(problem)` and `judge_key(problem)` say the same for the report
+    and the record key."""
 
     judging: Judging
     limits: Limits
@@ -39,10 +41,6 @@ class RunSpec:
     def special(self) -> SpecialJudges | None:
         """TACO's special-judge list (the built-in checkers of its case-insensitive and floating-point problems)."""
         return self.judging.special
-
-    def limits_for(self, problem: Problem) -> Limits:
-        """The limits `problem`'s tests run under: the run's, or with per-problem limits its row's time (scaled)."""
-        return problem_limits(self.limits, problem, self.judging.row_limits, self.judging.time_scale)
 
     def limit_of(self, problem: Problem) -> dict[str, Any]:
         """The limits `problem` ran under, for the report (dataset/limits.py)."""

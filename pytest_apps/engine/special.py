@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..core.settings import DEFAULT_TIMEOUT
 from ..dataset.problems import Problem, SkippedRow
-from ..dataset.limits import limit_of
 from ..judge.special import KIND_NAMES, SpecialJudges
+from .spec import RunSpec
 
 NEEDS_CHECKER_REASON = "needs a checker (several right outputs in TACO's special-judge list) and has none"
 
@@ -31,14 +30,16 @@ def exclude_needing_checker(problems: Sequence[Problem], special: SpecialJudges 
     return kept, skipped
 
 
-def taco_facts(problems: Sequence[Problem], *, special: SpecialJudges | None = None, checked: Iterable[str] = (),
-               row_limits: bool = False, timeout: float = DEFAULT_TIMEOUT, memory: int = 0, scale: float = 1.0,
-               skipped: Iterable[SkippedRow] = ()) -> dict[str, Any]:
-    """What `report.taco.annotate` needs, as plain data: each problem's limits and special-judge kind, the
-    problems needing a checker, and how many were left out."""
+def taco_facts(problems: Sequence[Problem], spec: RunSpec, skipped: Iterable[SkippedRow] = ()) -> dict[str, Any]:
+    """What `report.taco.annotate` needs, as plain data: each problem's limits under the run's `spec` and its
+    special-judge kind, the problems needing a checker (and having none of the spec's), and how many of the
+    `skipped` rows were left out for that."""
+    judging = spec.judging
+    special = judging.special
+    checked = judging.checkers.problem_ids if judging.checkers is not None else ()
     facts: dict[str, Any] = {
-        "row_limits": row_limits,
-        "limits": {p.id: limit_of(p, row_limits, timeout, memory, scale) for p in problems},
+        "row_limits": judging.row_limits,
+        "limits": {p.id: spec.limit_of(p) for p in problems},
     }
     if special is not None:
         facts["special"] = {

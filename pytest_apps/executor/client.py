@@ -1,6 +1,7 @@
 """The executor's client, in the pytest process: `Executor` starts the server (`python -P -s serve.py`) on first
-use, sends it programs and tests over its pipes and turns its answers into `Outcome`s; `Limits` are what a test
-may use, `Program` is what runs.
+use, sends it programs and tests over its pipes and turns its answers into `Outcome`s; its `ServerProcess` is that
+process's life (started, greeted, stopped, or killed and cleaned after). `Limits` are what a test may use, `Program`
+is what runs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
-from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome
+from ..core.outcome import BACKSTOP, BORDERLINE_BAND, RUN_HARNESS_ERROR, Outcome, SpeedCredit
 from ..core.settings import DEFAULT_MEMORY, DEFAULT_TIMEOUT, memory_from_env
 from . import protocol as _proto
 from . import speed as _speed
@@ -90,7 +91,8 @@ def _close_all() -> None:
 class Executor:
     """A fork server for one pytest worker. Use from one thread at a time; `close()` when done.
     `cpu`: keep the server, its zygote and every child on this CPU (see pytest_apps.plugin.cpus).
-    `slot`: the run's execution slot to hold while a test runs (see slots.py); None runs at once."""
+    `slot`: the run's execution slot to hold while a test runs (see slots.py); None runs at once.
+    The server process itself (starting, greeting, stopping, cleaning after it) is its `ServerProcess`."""
 
     def __init__(self, limits: Limits | None = None, cpu: int | None = None, slot: Slot | None = None,
                  preload: tuple[str, ...] = ()) -> None:
@@ -98,16 +100,9 @@ class Executor:
         self.cpu = cpu
         self.slot = slot
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
-        self._proc: subprocess.Popen | None = None
-        self._greeting = False  # the server was sent its greeting and has not been heard answering it
-        self._stat_fd: int | None = None  # the server's /proc/<pid>/stat (see _dying)
-        self._layers: list[str] = []
-        self._layer_errors: dict[str, str] = {}
-        self._leftovers: tuple[str | None, str | None] = (None, None)
+        self._server = ServerProcess(cpu, self.preload)
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
         self._closed = False
-        self._speed_asked = False  # a speed question was sent to the server and its answer not yet read
-        self._stopping: subprocess.Popen | None = None  # a server told to stop, not yet waited for (close)
         self.faults = 0  # runs that ended in a harness error of the executor (not the program's doing)
         _live.add(self)
 
@@ -149,11 +144,11 @@ class Executor:
         """The CPU time of a fixed pure-Python workload in the server (machine.py): how fast this machine is."""
         try:
             with self._lock:
-                proc = self._ensure_server()
-                if not self._speed_asked:
+                proc = self._server.ready(self.limits)
+                if not self._server.speed_asked:
                     _proto.send_frame(proc.stdin.fileno(), {"op": "speed"})
-                self._speed_asked = False
-                return float(self._recv(proc, 30.0)["speed"])
+                self._server.speed_asked = False
+                return float(self._server.recv(30.0)["speed"])
         except Exception:  # noqa: BLE001 - a figure for the report, never a reason to fail the run
             return None
 
@@ -161,66 +156,50 @@ class Executor:
         """Ask a running server for `machine_speed` now without waiting: it measures while the caller goes on (its
         last reports), and `machine_speed()` reads the answer. Nothing is asked of a server not running."""
         with self._lock:
-            if self._closed or self._speed_asked or self._proc is None or self._proc.poll() is not None:
-                return
-            try:
-                if self._greeting:
-                    self._greet()
-                _proto.send_frame(self._proc.stdin.fileno(), {"op": "speed"})
-                self._speed_asked = True
-            except Exception:  # noqa: BLE001 - machine_speed() asks again, or says None
-                pass
+            if not self._closed:
+                self._server.ask_speed()
 
     def start(self) -> None:
         """Start the server now without waiting for it: its interpreter start, fence set-up and the zygote's
         preload then overlap the caller's own work (its imports, collection); the first run or question waits
         for what is left. A server that cannot start is reported by that first run, as always."""
         with self._lock:
-            if self._proc is None and not self._closed:
+            if self._server.proc is None and not self._closed:
                 try:
-                    self._spawn()
+                    self._server.spawn(self.limits)
                 except Exception:  # noqa: BLE001 - the first run starts it again and says why it cannot
                     pass
 
     def isolation(self) -> list[str]:
         """Names of the active isolation layers (starts the server if it is not running)."""
-        if (self._proc is None or self._greeting) and not self._closed:
+        if (self._server.proc is None or self._server.greeting) and not self._closed:
             try:
                 with self._lock:
-                    self._ensure_server()
+                    self._server.ready(self.limits)
             except Exception:  # noqa: BLE001
                 return []
-        return list(self._layers)
+        return list(self._server.layers)
 
     def isolation_errors(self) -> dict[str, str]:
         """Why each missing optional layer is missing (for diagnostics)."""
         self.isolation()
-        return dict(self._layer_errors)
+        return dict(self._server.layer_errors)
 
     def renew(self) -> None:
         """Stop the server (and its zygote): the next run starts a fresh one. After a fault of the executor, so
         that a test run again does not meet what failed the first time."""
         with self._lock:
-            self._stop_server()
+            self._server.stop()
 
     def close(self, wait: bool = True) -> None:
         """Stop the server. `wait=False` tells it to stop and returns at once: it cleans up while the caller goes on
         (its reports); a later `close()` (or the interpreter's exit) waits for it, so none is left behind."""
         self._closed = True
         if wait:
-            self._stop_server()
-            self._end_stopping()
-            return
-        self._close_stat()
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        self._end_stopping()
-        try:
-            proc.stdin.close()  # EOF: the server cleans up and exits
-        except Exception:  # noqa: BLE001
-            pass
-        self._stopping = proc
+            self._server.stop()
+            self._server.end_stopping()
+        else:
+            self._server.tell_to_stop()
 
     def __enter__(self) -> Executor:
         return self
@@ -230,25 +209,103 @@ class Executor:
 
     def __del__(self) -> None:
         try:
-            self._stop_server()
-            self._end_stopping()
+            self._server.stop()
+            self._server.end_stopping()
         except Exception:  # noqa: BLE001
             pass
 
     # -- internals ----------------------------------------------------------------------------------
-    def _ensure_server(self) -> subprocess.Popen:
-        if self._proc is not None and self._proc.poll() is None and not self._dying():
-            if self._greeting:
-                self._greet()
-            return self._proc
-        self._stop_server()
-        self._spawn()
-        self._greet()
-        assert self._proc is not None
-        return self._proc
+    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes) -> Outcome:
+        if self._closed:
+            raise RuntimeError("Executor is closed")
+        limits = self.limits
+        req = dict(req, op="run", limits=_wire(limits))
+        server = self._server
+        with self._lock, (self.slot or nullcontext()):
+            t0 = time.monotonic()
+            try:
+                proc = server.ready(limits)
+                server.skip_speed_answer()  # (its answer comes first; machine_speed asks again)
+            except Exception as e:  # noqa: BLE001
+                self.faults += 1
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
+            try:
+                _proto.send_frame(proc.stdin.fileno(), req,
+                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
+                header, blobs = server.recv_frame(limits.wall_backstop + SERVER_MARGIN)
+            except (OSError, EOFError, TimeoutError, ValueError) as e:
+                why = "hung" if isinstance(e, TimeoutError) else "died"
+                rc = proc.poll()
+                server.kill()
+                self.faults += 1
+                detail = f" (exit status {rc})" if rc is not None else ""
+                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
+                               wall_time=time.monotonic() - t0)
+        if header.get("status", RUN_HARNESS_ERROR) == RUN_HARNESS_ERROR:
+            self.faults += 1
+        return _outcome_of(header, blobs[0] if blobs else b"")
 
-    def _spawn(self) -> None:
-        """Start the server and send it its greeting; its answer is read by `_greet`."""
+    def _stats(self) -> dict:
+        """Server counters (compiles, runs, pid); for tests and benchmarks."""
+        with self._lock:
+            proc = self._server.ready(self.limits)
+            self._server.skip_speed_answer()
+            _proto.send_frame(proc.stdin.fileno(), {"op": "stats"})
+            return self._server.recv(10.0)
+
+    def _server_pid(self) -> int | None:
+        return self._server.proc.pid if self._server.proc is not None else None
+
+
+def _outcome_of(header: dict, stdout: bytes) -> Outcome:
+    """The `Outcome` of a run from the server's answer: its header and the program's standard output."""
+    return Outcome(
+        status=header.get("status", RUN_HARNESS_ERROR),
+        exit_code=header.get("exit_code"),
+        signal=header.get("signal"),
+        stdout=stdout.decode("utf-8", "replace"),
+        value_json=header.get("value_json"),
+        error=header.get("error", ""),
+        stderr_tail=header.get("stderr_tail", ""),
+        wall_time=float(header.get("wall_time", 0.0)),
+        own_time=float(header.get("own_time", 0.0)),
+        cpu_time=float(header.get("cpu_time", 0.0)),
+        peak_memory=int(header.get("peak_memory", 0)),
+        speed=SpeedCredit.from_dict(header),
+    )
+
+
+class ServerProcess:
+    """An executor's server process as its client sees it: started and greeted (`ready`), answering over its pipes
+    (`recv`), stopped (told to, waited for, or killed and cleaned after). Used under its Executor's lock. `cpu` and
+    `preload` go into its greeting, with the limits the server starts under."""
+
+    def __init__(self, cpu: int | None = None, preload: tuple[str, ...] = ()) -> None:
+        self.cpu = cpu
+        self.preload = tuple(preload)
+        self.proc: subprocess.Popen | None = None
+        self.greeting = False  # the server was sent its greeting and has not been heard answering it
+        self.stat_fd: int | None = None  # the server's /proc/<pid>/stat (see dying)
+        self.layers: list[str] = []
+        self.layer_errors: dict[str, str] = {}
+        self.leftovers: tuple[str | None, str | None] = (None, None)
+        self.speed_asked = False  # a speed question was sent to the server and its answer not yet read
+        self.stopping: subprocess.Popen | None = None  # a server told to stop, not yet waited for (close)
+
+    def ready(self, limits: Limits) -> subprocess.Popen:
+        """The running server, greeted: the one there is, or a new one started under `limits`."""
+        if self.proc is not None and self.proc.poll() is None and not self.dying():
+            if self.greeting:
+                self.greet()
+            return self.proc
+        self.stop()
+        self.spawn(limits)
+        self.greet()
+        assert self.proc is not None
+        return self.proc
+
+    def spawn(self, limits: Limits) -> None:
+        """Start the server and send it its greeting; its answer is read by `greet`."""
         pinned_speed = _speed.parse_pinned(os.environ.get(_speed.ENV))  # the testing seam (speed.py), checked first
         proc = subprocess.Popen(
             # -P -s (of -I): no script folder or user site on sys.path; not -E, so that the fixed hash seed
@@ -262,46 +319,64 @@ class Executor:
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"},
             start_new_session=True,  # Ctrl-C in the terminal goes to pytest, which closes us
         )
-        self._proc = proc
-        self._greeting = True
+        self.proc = proc
+        self.greeting = True
         try:
-            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": self.limits.processes,
-                                                    "limits": _wire(self.limits), "cpu": self.cpu,
+            _proto.send_frame(proc.stdin.fileno(), {"op": "hello", "processes": limits.processes,
+                                                    "limits": _wire(limits), "cpu": self.cpu,
                                                     "preload": list(self.preload),
                                                     "speed_factor": pinned_speed})
         except Exception:
-            self._stop_server()
+            self.stop()
             raise
 
-    def _greet(self) -> None:
+    def greet(self) -> None:
         """Read the server's answer to its greeting: its isolation layers, what to clean after it, its CPU."""
-        proc = self._proc
-        assert proc is not None
         try:
-            hello = self._recv(proc, 30.0)
+            hello = self.recv(30.0)
         except Exception:
-            self._stop_server()
+            self.stop()
             raise
-        self._greeting = False
-        self._leftovers = (hello.get("base"), hello.get("cgroup"))
-        self._layers = list(hello.get("layers", []))
-        self._layer_errors = dict(hello.get("layer_errors", {}))
+        self.greeting = False
+        self.leftovers = (hello.get("base"), hello.get("cgroup"))
+        self.layers = list(hello.get("layers", []))
+        self.layer_errors = dict(hello.get("layer_errors", {}))
 
-    def _dying(self) -> bool:
+    def ask_speed(self) -> None:
+        """Send a running server the speed question without waiting for its answer (see Executor.ask_speed)."""
+        if self.speed_asked or self.proc is None or self.proc.poll() is not None:
+            return
+        try:
+            if self.greeting:
+                self.greet()
+            _proto.send_frame(self.proc.stdin.fileno(), {"op": "speed"})
+            self.speed_asked = True
+        except Exception:  # noqa: BLE001 - machine_speed() asks again, or says None
+            pass
+
+    def skip_speed_answer(self) -> None:
+        """Read and drop the answer to a speed question asked ahead, so that the next answer read is the next
+        request's."""
+        if self.speed_asked:
+            self.speed_asked = False
+            self.recv(30.0)
+
+    def dying(self) -> bool:
         """Whether the server is on its way out (PF_EXITING in /proc/<pid>/stat): a server killed between tests
         takes a while to be gone (its mount namespaces end first) and is then restarted at once, not sent a test."""
         try:
-            if self._stat_fd is None:
-                self._stat_fd = os.open(f"/proc/{self._proc.pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
-            stat = os.pread(self._stat_fd, 1024, 0)
+            if self.stat_fd is None:
+                self.stat_fd = os.open(f"/proc/{self.proc.pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+            stat = os.pread(self.stat_fd, 1024, 0)
             return bool(int(stat.rsplit(b")", 1)[1].split()[6]) & 0x4)
         except (OSError, ValueError, IndexError):
             return False  # (no /proc: poll() alone decides)
 
-    def _stop_server(self) -> None:
-        self._close_stat()
-        self._speed_asked = False
-        proc, self._proc = self._proc, None
+    def stop(self) -> None:
+        """Tell the server to stop and wait for it (killed if it takes more than a few seconds)."""
+        self.close_stat()
+        self.speed_asked = False
+        proc, self.proc = self.proc, None
         if proc is None:
             return
         try:
@@ -310,21 +385,35 @@ class Executor:
             pass
         _wait_for_server(proc)
 
-    def _end_stopping(self) -> None:
-        """Wait for a server `close(wait=False)` told to stop."""
-        proc, self._stopping = self._stopping, None
+    def tell_to_stop(self) -> None:
+        """Tell the server to stop without waiting: it cleans up meanwhile, and `end_stopping` waits for it."""
+        self.close_stat()
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        self.end_stopping()
+        try:
+            proc.stdin.close()  # EOF: the server cleans up and exits
+        except Exception:  # noqa: BLE001
+            pass
+        self.stopping = proc
+
+    def end_stopping(self) -> None:
+        """Wait for a server `tell_to_stop` told to stop."""
+        proc, self.stopping = self.stopping, None
         if proc is not None:
             _wait_for_server(proc)
 
-    def _close_stat(self) -> None:
-        fd, self._stat_fd = self._stat_fd, None
+    def close_stat(self) -> None:
+        fd, self.stat_fd = self.stat_fd, None
         if fd is not None:
             os.close(fd)
 
-    def _kill_server(self) -> None:
-        self._close_stat()
-        self._speed_asked = False
-        proc, self._proc = self._proc, None
+    def kill(self) -> None:
+        """Kill a server that failed (hung, or its pipe broke), and clean up what it could not."""
+        self.close_stat()
+        self.speed_asked = False
+        proc, self.proc = self.proc, None
         if proc is None:
             return
         try:
@@ -337,13 +426,13 @@ class Executor:
                 f.close()
             except Exception:  # noqa: BLE001
                 pass
-        self._clean_after_dead_server()
+        self.clean_after_dead()
 
-    def _clean_after_dead_server(self) -> None:
+    def clean_after_dead(self) -> None:
         """A killed server could not clean up: kill what is left in its cgroup, remove its directories.
         (Its children die with it through PR_SET_PDEATHSIG; this catches their descendants too.)"""
-        base, cgroup = self._leftovers
-        self._leftovers = (None, None)
+        base, cgroup = self.leftovers
+        self.leftovers = (None, None)
         if cgroup:
             for _ in range(50):
                 try:
@@ -368,81 +457,22 @@ class Executor:
 
             shutil.rmtree(base, ignore_errors=True)
 
-    def _recv(self, proc: subprocess.Popen, timeout: float) -> dict:
-        header, blobs = self._recv_frame(proc, timeout)
+    def recv(self, timeout: float) -> dict:
+        """The server's next answer: its header, with its blobs (if any) under "_blobs"."""
+        header, blobs = self.recv_frame(timeout)
         if blobs:
             header["_blobs"] = blobs
         return header
 
-    @staticmethod
-    def _recv_frame(proc: subprocess.Popen, timeout: float) -> tuple[dict, list[bytes]]:
-        fd = proc.stdout.fileno()
+    def recv_frame(self, timeout: float) -> tuple[dict, list[bytes]]:
+        """The server's next answer as sent: (header, blobs); TimeoutError when none comes within `timeout`."""
+        assert self.proc is not None
+        fd = self.proc.stdout.fileno()
         r, _, _ = select.select([fd], [], [], timeout)
         if not r:
             raise TimeoutError(f"executor server did not answer within {timeout:.1f} s")
         # the server answers in one go once it has started answering
         return _proto.recv_frame(fd)
-
-    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes) -> Outcome:
-        if self._closed:
-            raise RuntimeError("Executor is closed")
-        limits = self.limits
-        req = dict(req, op="run", limits=_wire(limits))
-        with self._lock, (self.slot or nullcontext()):
-            t0 = time.monotonic()
-            try:
-                proc = self._ensure_server()
-                if self._speed_asked:  # (its answer comes first; machine_speed asks again)
-                    self._speed_asked = False
-                    self._recv(proc, 30.0)
-            except Exception as e:  # noqa: BLE001
-                self.faults += 1
-                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
-            try:
-                _proto.send_frame(proc.stdin.fileno(), req,
-                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
-                header, blobs = self._recv_frame(proc, limits.wall_backstop + SERVER_MARGIN)
-            except (OSError, EOFError, TimeoutError, ValueError) as e:
-                why = "hung" if isinstance(e, TimeoutError) else "died"
-                rc = proc.poll()
-                self._kill_server()
-                self.faults += 1
-                detail = f" (exit status {rc})" if rc is not None else ""
-                return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
-                               wall_time=time.monotonic() - t0)
-        stdout = blobs[0] if blobs else b""
-        if header.get("status", RUN_HARNESS_ERROR) == RUN_HARNESS_ERROR:
-            self.faults += 1
-        return Outcome(
-            status=header.get("status", RUN_HARNESS_ERROR),
-            exit_code=header.get("exit_code"),
-            signal=header.get("signal"),
-            stdout=stdout.decode("utf-8", "replace"),
-            value_json=header.get("value_json"),
-            error=header.get("error", ""),
-            stderr_tail=header.get("stderr_tail", ""),
-            wall_time=float(header.get("wall_time", 0.0)),
-            own_time=float(header.get("own_time", 0.0)),
-            cpu_time=float(header.get("cpu_time", 0.0)),
-            peak_memory=int(header.get("peak_memory", 0)),
-            speed_factor=float(header.get("speed_factor", 1.0)),
-            speed_low=float(header.get("speed_low") or 0.0),
-            speed_high=float(header.get("speed_high") or 0.0),
-            speed_mean=float(header.get("speed_mean") or 0.0),
-        )
-
-    def _stats(self) -> dict:
-        """Server counters (compiles, runs, pid); for tests and benchmarks."""
-        with self._lock:
-            proc = self._ensure_server()
-            if self._speed_asked:
-                self._speed_asked = False
-                self._recv(proc, 30.0)
-            _proto.send_frame(proc.stdin.fileno(), {"op": "stats"})
-            return self._recv(proc, 10.0)
-
-    def _server_pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
 
 def _wait_for_server(proc: subprocess.Popen) -> None:

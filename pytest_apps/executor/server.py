@@ -526,8 +526,7 @@ def main() -> None:
     pinned = _pin(hello.get("cpu"))  # before the zygote starts: it and every child inherit the affinity
     server = Server(rfd, wfd, hello.get("limits"))
     server.preload = tuple(str(m) for m in hello.get("preload") or ())
-    pinned_speed = hello.get("speed_factor")
-    server.speed.pinned = tuple(float(v) for v in pinned_speed) if pinned_speed else None
+    server.speed = speed.of_seam(hello.get("speed_factor"))
     try:
         server.setup_layers(int(hello.get("processes", 0)))
         server.start_zygote()  # it loads the modules programs use meanwhile
@@ -629,16 +628,19 @@ class Probe:
     """The machine's speed around one test: the factors measured (speed.py), smallest, largest and their sum, and
     the credit its own time gets: that of the smallest slowdown seen (never more lenient than what was seen)."""
 
-    __slots__ = ("low", "high", "total", "count", "credit")
+    __slots__ = ("low", "high", "total", "count", "credit", "read")
 
     def __init__(self) -> None:
         self.low = self.high = None
         self.total = 0.0
         self.count = 0
         self.credit = 1.0
+        self.read = None  # this test's readings of the machine's slowdown (speed.Speed.readings)
 
     def take(self, machine_speed: speed.Speed) -> None:
-        factor = machine_speed.factor(self.count)
+        if self.read is None:
+            self.read = machine_speed.readings()
+        factor = self.read()
         if factor is None:
             return
         self.low = factor if self.low is None else min(self.low, factor)

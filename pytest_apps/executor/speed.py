@@ -22,20 +22,23 @@ it. So the server measures how much work a CPU second does, with a fixed referen
   time, and no measurement can more than halve a program's time.
 
 `PYTEST_APPS_SPEED_FACTOR` (read by the client, handed to the server) sets the measured factor instead of the
-probe: a testing seam, since slow spells cannot be made on demand (docs/isolation.md). One factor is read by every
-probe; a comma-separated list is read in turn by the probes around each test, from its first, the last repeating
-("1.4,1.0": a brief spike, then a quiet machine).
+probe: a testing seam, since slow spells cannot be made on demand (docs/isolation.md), and all of it is `Pinned`,
+which the server uses instead of `Speed` when the variable is set. One factor is read by every probe; a
+comma-separated list is read in turn by the probes around each test, from its first, the last repeating ("1.4,1.0":
+a brief spike, then a quiet machine).
 
 Standard library only: the server imports this as part of its private package.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 
 LOOPS = 4000  # the reference loop's length: a fraction of a millisecond of CPU on a current machine
 SAMPLES = 3  # samples per probe (the fastest counts)
@@ -160,31 +163,60 @@ def save_kept(path: str, values: list[float]) -> None:
 class Speed:
     """One server's view of the machine's speed: the quiet rate, and the range of factors seen since it started."""
 
-    __slots__ = ("quiet", "pinned", "low", "high")
+    __slots__ = ("quiet", "low", "high")
 
-    def __init__(self, pinned: tuple[float, ...] | None = None) -> None:
+    def __init__(self) -> None:
         self.quiet = 0.0
-        self.pinned = pinned  # the seam's factors: measurements read these instead
         self.low = self.high = None  # factors seen (before credit), for the report's range
 
     def calibrate(self, path: str | None = None) -> None:
-        if self.pinned is not None:
-            return
         path = path or cache_path()
         kept = load_kept(path) + [typical()]
         self.quiet = quiet_of(kept)
         save_kept(path, kept)
 
-    def factor(self, nth: int = 0) -> float | None:
-        """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured. `nth`: how
-        many probes of the same test came before (only the seam's list reads it)."""
-        if self.pinned is not None:
-            value = self.pinned[min(nth, len(self.pinned) - 1)]
-        else:
-            now = rate()
-            if self.quiet <= 0 or now <= 0:
-                return None
-            value = max(1.0, self.quiet / now)
+    def factor(self) -> float | None:
+        """The current slowdown (>= 1.0): quiet rate / the rate now; None when nothing can be measured."""
+        now = rate()
+        if self.quiet <= 0 or now <= 0:
+            return None
+        return self.seen(max(1.0, self.quiet / now))
+
+    def readings(self) -> Callable[[], float | None]:
+        """How the probes around one test read the slowdown, one call each: measured now, every time."""
+        return self.factor
+
+    def seen(self, value: float) -> float:
+        """`value`, kept in the range of factors seen since the server started."""
         self.low = value if self.low is None else min(self.low, value)
         self.high = value if self.high is None else max(self.high, value)
         return value
+
+
+class Pinned(Speed):
+    """The testing seam (`ENV`): its factors stand for every measurement, so that tests can make the slow spells a
+    machine cannot make on demand. Asked for the machine's slowdown, it reads its first factor; the probes around
+    each test read them in turn, from the first, the last repeating. Nothing is calibrated."""
+
+    __slots__ = ("factors",)
+
+    def __init__(self, factors: tuple[float, ...]) -> None:
+        super().__init__()
+        self.factors = factors
+
+    def calibrate(self, path: str | None = None) -> None:
+        pass
+
+    def factor(self) -> float | None:
+        return self.seen(self.factors[0])
+
+    def readings(self) -> Callable[[], float | None]:
+        turn = itertools.count()
+        last = len(self.factors) - 1
+        return lambda: self.seen(self.factors[min(next(turn), last)])
+
+
+def of_seam(factors: list[float] | tuple[float, ...] | None) -> Speed:
+    """The server's view of the machine's speed: measured, or `Pinned` to the seam's factors when the client handed
+    some over (`parse_pinned`'s, from the environment where the executor starts)."""
+    return Pinned(tuple(float(v) for v in factors)) if factors else Speed()

@@ -39,12 +39,7 @@ def build_summary(state: RunState, records: Iterable[CaseRecord], wall_time: flo
                                                    checked=checkers.problem_ids if checkers is not None else ())
     # summarize keeps a failing candidate's program (and model text) beside its result
     summary = summarize(plan.problems, candidates, plan.skipped, records, extra=extra)
-    judging, limits = state.judging, state.limits()
-    facts = taco_facts(plan.problems, special=judging.special,
-                       checked=judging.checkers.problem_ids if judging.checkers is not None else (),
-                       row_limits=judging.row_limits, timeout=limits.timeout, memory=limits.memory,
-                       scale=judging.time_scale, skipped=plan.skipped)
-    return annotate(summary, facts)
+    return annotate(summary, taco_facts(plan.problems, state.spec, skipped=plan.skipped))
 
 
 def selection_text(settings: dict[str, Any]) -> str:

@@ -123,9 +123,9 @@ def problem_result(
     result.tests = [
         {"case": r.case, "kind": r.kind, "step": r.step, "time": round(r.time, 6), "memory": r.memory,
          "cpu_time": round(r.cpu_time, 6), "wall_time": round(r.wall_time, 6), "borderline": r.borderline,
-         "speed_factor": round(r.speed_factor, 4),
-         "speed_range": [round(r.speed_low, 4), round(r.speed_high, 4)] if r.speed_high > 0 else None,
-         "speed_mean": round(r.speed_mean, 4) if r.speed_high > 0 else None,
+         "speed_factor": round(r.speed.factor, 4),
+         "speed_range": [round(r.speed.low, 4), round(r.speed.high, 4)] if r.speed.measured else None,
+         "speed_mean": round(r.speed.mean, 4) if r.speed.measured else None,
          "confirmed": r.confirmed or None}
         for r in ordered
     ]
@@ -263,44 +263,15 @@ def figures_of(every: list[ProblemResult]) -> dict[str, Any]:
     """The run's figures: the scores over the scored problems (an unscored one has no verdict to count, so it
     is left out of every denominator and named apart), the counts of tests and verdicts over all of them."""
     results = [r for r in every if r.verdict != P_UNSCORED]
-    n = len(results)
-    with_code = [r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)]
-    passed = sum(r.passed for r in results)
-    score = sum(_score(r) for r in results)  # = passed with one sample per problem
-    kinds: Counter[str] = Counter({k: 0 for k in ALL_KINDS})
-    for r in every:
-        kinds[NO_CODE] += no_code_tests(r)
-        for t in r.tests:
-            kinds[t["kind"]] += 1
-    per_tier = {}
-    tier_samples = {}
-    present = {r.difficulty for r in results}
-    shown = tiers_shown(present)  # the run's dataset's tiers, in its order
-    for tier in (*shown, *sorted(present - set(shown))):
-        members = [r for r in results if r.difficulty == tier]
-        if not members and tier not in shown:
-            continue
-        per_tier[tier] = group_figures(members)
-        tier_samples[tier] = _sample_counts(members)
+    kinds = _outcome_counts(every)
+    per_tier, tier_samples = _tier_figures(results)
     tags, skills = grouped_by(results, "tags"), grouped_by(results, "skills")
     per_tag = {name: group_figures(members) for name, members in tags.items()}
     per_skill = {name: group_figures(members) for name, members in skills.items()}
     incomplete = [r.id for r in results if r.verdict == P_INCOMPLETE]
     unscored = [r.id for r in every if r.verdict == P_UNSCORED]
     figures = {
-        "problems": n,  # the problems scored: the selected ones but the unscored
-        "problems_with_code": len(with_code),
-        "passed": passed,
-        # with several samples: the mean over problems of the share of samples that passed (= pass@1)
-        "strict_accuracy": _ratio(score, n),
-        "strict_accuracy_with_code": _ratio(sum(_score(r) for r in with_code), len(with_code)),
-        "test_case_average": _ratio(
-            sum(_ratio(r.tests_passed, r.tests_total) or 0.0 for r in results), n
-        ),
-        # partial whenever a selected test of a problem with code did not run (-k, -x, fail-fast...)
-        "test_case_average_partial": any(
-            r.tests_run + no_code_tests(r) < r.tests_total for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)
-        ),
+        **_score_figures(results),
         "per_tier": per_tier,
         "per_tag": per_tag,
         "per_skill": per_skill,
@@ -328,6 +299,53 @@ def figures_of(every: list[ProblemResult]) -> dict[str, Any]:
     # the figures as the reports write them, so that a JSON consumer reads the same text as the terminal
     figures["figure_texts"] = figure_texts(figures)
     return figures
+
+
+def _score_figures(results: list[ProblemResult]) -> dict[str, Any]:
+    """The scores over the scored problems: how many, how many with code, passed, strict accuracy (with and
+    without the problems that have no code) and the test case average."""
+    n = len(results)
+    with_code = [r for r in results if r.verdict not in (P_NO_CODE, P_BROKEN)]
+    return {
+        "problems": n,  # the problems scored: the selected ones but the unscored
+        "problems_with_code": len(with_code),
+        "passed": sum(r.passed for r in results),
+        # with several samples: the mean over problems of the share of samples that passed (= pass@1)
+        "strict_accuracy": _ratio(sum(_score(r) for r in results), n),  # (= passed with one sample per problem)
+        "strict_accuracy_with_code": _ratio(sum(_score(r) for r in with_code), len(with_code)),
+        "test_case_average": _ratio(
+            sum(_ratio(r.tests_passed, r.tests_total) or 0.0 for r in results), n
+        ),
+        # partial whenever a selected test of a problem with code did not run (-k, -x, fail-fast...)
+        "test_case_average_partial": any(r.tests_run + no_code_tests(r) < r.tests_total for r in with_code),
+    }
+
+
+def _outcome_counts(every: list[ProblemResult]) -> Counter[str]:
+    """How many tests ended each way (every verdict kind named, 0 included; a no-code problem's tests count as
+    no_code)."""
+    kinds: Counter[str] = Counter({k: 0 for k in ALL_KINDS})
+    for r in every:
+        kinds[NO_CODE] += no_code_tests(r)
+        for t in r.tests:
+            kinds[t["kind"]] += 1
+    return kinds
+
+
+def _tier_figures(results: list[ProblemResult]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Each tier's figures and sample counts: the run's dataset's tiers in its order (each, even when empty), then
+    any other tier the problems have."""
+    per_tier = {}
+    tier_samples = {}
+    present = {r.difficulty for r in results}
+    shown = tiers_shown(present)  # the run's dataset's tiers, in its order
+    for tier in (*shown, *sorted(present - set(shown))):
+        members = [r for r in results if r.difficulty == tier]
+        if not members and tier not in shown:
+            continue
+        per_tier[tier] = group_figures(members)
+        tier_samples[tier] = _sample_counts(members)
+    return per_tier, tier_samples
 
 
 def group_figures(members: list[ProblemResult]) -> dict[str, Any]:

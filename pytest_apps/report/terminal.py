@@ -24,12 +24,28 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
     (`core.settings.rerun_args`); with some, each failing case is listed as the command that reruns it, else
     as its node id, which reruns it alone."""
     f = summary.figures
-    ci = f.get("intervals") or {}
+    lines = _score_lines(f) + _outcome_lines(f)
+    lines.extend(generation_failure_lines(summary))
+    lines.extend(_machine_lines(f))
+    lines.extend(_problem_lines(f))
+    if f["samples"]["max"] > 1:
+        lines.append(_samples_line(f))
+    if reference:
+        bad = [r.id for r in summary.problems if r.verdict == "fail"]
+        if bad:
+            lines.append("reference solutions failing (a broken problem or a harness bug): " + ", ".join(bad[:20])
+                         + (f" and {len(bad) - 20} more" if len(bad) > 20 else ""))
+    failing = failing_nodeids(summary)
+    if failing:
+        lines.append("first failing case of failing problems (paste to rerun):")
+        lines.extend("  " + paste_line(rerun, nodeid) for nodeid in failing)
+    lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
+    return lines
 
-    def bracketed(interval: object) -> str:
-        text = ci_text(interval, ci.get("level"))
-        return f" ({text})" if text else ""
 
+def _score_lines(f: dict[str, Any]) -> list[str]:
+    """The scores: strict accuracy (over all problems, over those with code), per tier, skill and tag, TACO's
+    figures, the test-case average."""
     texts = figure_texts(f)
     lines = [
         "strict accuracy: " + texts["strict_accuracy"],
@@ -47,15 +63,25 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         )
     else:
         lines.append(f"test-case average: {pct(f['test_case_average'])}")
+    return lines
+
+
+def _outcome_lines(f: dict[str, Any]) -> list[str]:
+    """How many tests ran and how they ended; how many verdicts were near the time limit."""
     kinds = ", ".join(f"{k.replace('_', ' ')} {n}" for k, n in f["outcomes"].items() if n and k != NO_CODE)
     no_code = f["outcomes"].get(NO_CODE, 0)
-    lines.append(f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else "")
-                 + (f"; no code {no_code} (not run)" if no_code else ""))
+    lines = [f"tests: {f['tests_run']} run of {f['tests_total']}" + (f"; {kinds}" if kinds else "")
+             + (f"; no code {no_code} (not run)" if no_code else "")]
     if f.get("borderline"):
         band = round(100 * BORDERLINE_BAND)
         lines.append(f"{f['borderline']} verdict{'s' if f['borderline'] != 1 else ''} within {band}% of the time "
                      "limit (fragile: another machine may decide them otherwise)")
-    lines.extend(generation_failure_lines(summary))
+    return lines
+
+
+def _machine_lines(f: dict[str, Any]) -> list[str]:
+    """The machine's slowdown measured during the run and the tests charged at quiet speed; the confirmations."""
+    lines = []
     if f.get("speed_range"):
         low, high = f["speed_range"]
         credited = f.get("speed_credited", 0)
@@ -63,6 +89,13 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
                      f"{credited} test{'s' if credited != 1 else ''} charged at quiet-machine speed")
     if f.get("confirmations"):
         lines.append(confirmations_text(f))
+    return lines
+
+
+def _problem_lines(f: dict[str, Any]) -> list[str]:
+    """What kept problems out of the scores or left them short: skipped rows, ids not in the data, incomplete and
+    unscored problems (the first ten of each named)."""
+    lines = []
     if f["skipped_rows"]:
         reasons = ", ".join(f"{r} {n}" for r, n in f["skipped_reasons"].items())
         lines.append(f"skipped rows: {f['skipped_rows']} ({reasons})")
@@ -77,22 +110,21 @@ def summary_lines(summary: Summary, *, reference: bool = False, report_path: obj
         more = f" and {f['unscored'] - 10} more" if f["unscored"] > 10 else ""
         lines.append(f"unscored problems (a harness error on a case, not the program's failure; left out of the "
                      f"scores): {shown}{more}")
-    if f["samples"]["max"] > 1:
-        ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
-                       for k, v in f["pass_at_k"].items())
-        lines.append(f"samples per problem: {samples_per_problem(f)}; " + (ks or "pass@k n/a")
-                     + f"; estimated from {sampled_counts(f)}")
-    if reference:
-        bad = [r.id for r in summary.problems if r.verdict == "fail"]
-        if bad:
-            lines.append("reference solutions failing (a broken problem or a harness bug): " + ", ".join(bad[:20])
-                         + (f" and {len(bad) - 20} more" if len(bad) > 20 else ""))
-    failing = failing_nodeids(summary)
-    if failing:
-        lines.append("first failing case of failing problems (paste to rerun):")
-        lines.extend("  " + paste_line(rerun, nodeid) for nodeid in failing)
-    lines.append(f"wall time: {f['wall_time']:.1f} s" + (f"; report: {report_path}" if report_path else ""))
     return lines
+
+
+def _samples_line(f: dict[str, Any]) -> str:
+    """With several samples per problem: how many, pass@k (with its interval) and what it is estimated from."""
+    ci = f.get("intervals") or {}
+
+    def bracketed(interval: object) -> str:
+        text = ci_text(interval, ci.get("level"))
+        return f" ({text})" if text else ""
+
+    ks = ", ".join(f"{k} {pct(v)}" + bracketed((ci.get("pass_at_k") or {}).get(k))
+                   for k, v in f["pass_at_k"].items())
+    return (f"samples per problem: {samples_per_problem(f)}; " + (ks or "pass@k n/a")
+            + f"; estimated from {sampled_counts(f)}")
 
 
 def generation_failure_lines(summary: Summary, most: int = MOST_ROW_LINES) -> list[str]:

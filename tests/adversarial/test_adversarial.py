@@ -258,7 +258,7 @@ def test_kill_parent_and_everyone(ex):
 def test_no_way_into_the_next_tests_directory(ex):
     if not any(layer.startswith("landlock-abi") for layer in ex.isolation()):
         pytest.skip("needs Landlock")
-    base = ex._leftovers[0]  # where the server keeps the folders (with the private-tmp layer, out of reach)
+    base = ex._server.leftovers[0]  # where the server keeps the folders (with the private-tmp layer, out of reach)
     src = f"""
     import os
     here = os.getcwd()
