@@ -1,17 +1,18 @@
-"""The controller's plugin object, as xdist's DSession is its: registered in the process that planned the run
-(the xdist controller, or the only process). It owns the record store (ledger.py) and the report lock, reports
-the cases its records settle without running them, takes each case's record out of its report, and at the end
-writes the reports, applies the gates and sets the exit status. Beside it, how its cases run: the case-running
-plugin (cases.py) without xdist, xdist's wiring (distribution.py) with it.
+"""The controller's role object, as xdist's DSession is its: the process that plans the run (the xdist controller,
+or the only process). `Controller.start` builds its state (the settings, the report's lock, the baseline, the
+plan) and itself; it owns the record store (ledger.py) and the report lock, reports the cases its records settle
+without running them, takes each case's record out of its report, and at the end writes the reports, applies the
+gates and sets the exit status. Its two classes: `LoneController`, the only process of a run without xdist, which
+also collects and runs the cases (cases.CollectsHere), and `distribution.XdistController`, which hands them to
+xdist's workers.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +20,23 @@ import pytest
 
 from ..core.record import CaseRecord
 from ..core.writing import written_in_place
-from ..core.settings import rerun_args
+from ..core.settings import Settings, rerun_args
 from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
 from ..report.rollup import Summary
 from . import gateways
-from .base import RunPlugin
-from .baseline_file import BASELINE_KEY
+from .base import Role
+from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
+from .cases import CollectsHere
 from .collect import CASE_FILES_KEY, RECORD_KEY
+from .cpus import available_cpus, executor_cpu, xdist_workers
 from .crashes import forget_junit_case
-from .interrupts import interrupt_workers, starting_workers, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
+from .outputs import ReportLock, check_outputs
+from .plan import Plan
 from .runend import exit_status, interruption, run_of
+from .session import collected_arguments, controller_plan, settings_of
 from .state import ControllerState
 from .termstats import forget_quiet_phase
 from .writers import (
@@ -65,17 +70,54 @@ def add_suite_properties(config: pytest.Config, properties: Iterable[tuple[str, 
                 plugin.add_global_property(name, value)
 
 
+def controller_state(settings: Settings, plan: Plan, *, cpus: Collection[int], workers: int,
+                     explicit: Iterable[str] = (), narrow: Iterable[Any] = ()) -> ControllerState:
+    """The controller's state. `cpus`: the CPUs the run may use here; `workers`: the xdist workers the command
+    line asks for (1 without xdist); `explicit`, `narrow`: what the command line named
+    (session.explicit_nodeids, nodeids.folder_arguments)."""
+    return ControllerState(settings, plan, explicit=explicit, narrow=narrow, cpus=len(cpus) or 1, workers=workers,
+                           cpu=executor_cpu(settings.cpu_pinning, None, None, cpus))
+
+
 NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
 
 
-class ControllerPlugin(RunPlugin):
-    """The controller's hooks: the run's records, its reports and its exit status."""
+class Controller(Role):
+    """The controller's state and hooks: the run's records, its reports and its exit status."""
 
     state: ControllerState
 
-    def __init__(self, config: pytest.Config, started: float) -> None:
+    @classmethod
+    def start(cls, config: pytest.Config, started: float) -> Controller:
+        """The controller of a run started at `started`: the settings from its command line, every output path
+        checked and the report's lock taken before any work, the baseline read before the plan is built (a
+        missing file costs no benchmark time) and checked against it."""
+        settings = settings_of(config)
+        unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None))
+        if unwritable:  # before any work: not a traceback after every case has run
+            raise pytest.UsageError(unwritable)
+        lock = ReportLock(settings.report_path)  # held to the end (put_away releases it)
+        refused = lock.acquire()
+        if refused:  # another live run writes this report: refused before any work, its report left to it
+            raise pytest.UsageError(refused)
+        try:
+            baseline = read_baseline(settings)
+            plan = controller_plan(config, settings)
+            check_baseline(baseline, settings, plan)
+            config.stash[BASELINE_KEY] = baseline
+            explicit, narrow = collected_arguments(config, settings, plan, collects=cls.runs_cases)
+            workers = xdist_workers(getattr(config.option, "dist", None), getattr(config.option, "tx", None))
+            state = controller_state(settings, plan, cpus=available_cpus(), workers=workers, explicit=explicit,
+                                     narrow=narrow)
+        except BaseException:
+            lock.release()
+            raise
+        cls.warm(config, state)
+        return cls(config, state, lock, started)
+
+    def __init__(self, config: pytest.Config, state: ControllerState, lock: ReportLock, started: float) -> None:
         self.config = config
-        self.state = ControllerState.of(config)  # type: ignore[assignment]
+        self.state = state
         self.started = started
         self.records = CaseRecords()
         self.summary: Summary | None = None
@@ -86,21 +128,17 @@ class ControllerPlugin(RunPlugin):
         # the record store, and how this run went, for the reports
         params = config.invocation_params
         self.ledger = Ledger(self.state, config.rootpath, params.dir, [str(a) for a in config.args])
-        self.lock = self.state.report_lock  # (taken before the plan: a second run on this report is refused)
+        self.lock = lock  # (taken before the plan: a second run on this report is refused)
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.selected_ids: set[str] | None = None  # their node ids (under xdist: the scheduler's, distribution.py)
         self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
         self.case_files_failed = ""  # why failing cases' files could not be written (the first worker's words)
-        super().__init__(config, uuid.uuid4().hex[:16], hurry=self._stop_workers)
+        super().__init__(config, state, uuid.uuid4().hex[:16], owns_plan=True, hurry=self.stop_workers)
 
-    def _stop_workers(self) -> None:
-        """At a signal: interrupt the local workers now (see interrupts.py)."""
-        folder = self.state.plan.folder
-        interrupt_workers(worker_pids(folder))
-        nodemanager = getattr(self.config.pluginmanager.getplugin("dsession"), "nodemanager", None)
-        interrupt_workers(starting_workers(getattr(nodemanager, "group", None) or (), folder), signal.SIGTERM)
+    def stop_workers(self) -> None:
+        """At a signal: the workers to interrupt at once (an xdist controller's, distribution.py); none here."""
 
     # -- cases settled by their records -------------------------------------------------------------------------
 
@@ -266,3 +304,7 @@ class ControllerPlugin(RunPlugin):
     def put_away(self) -> None:
         self.lock.release()
         self.ledger.close(compact=self.run is not None and self.run["complete"])
+
+
+class LoneController(CollectsHere, Controller):
+    """The only process of a run without xdist: it plans the run, collects and runs every case, and reports."""
