@@ -134,3 +134,18 @@ def test_the_controller_takes_its_machines_isolation_and_speed_from_a_worker_the
     state.local_machine(["fork-server"], 0.5)  # a second worker's: the first one's stays
     assert state.isolation() == ["fork-server", "landlock-abi7"] and state.machine_speed() == 0.0123
     state.close()
+
+
+def test_the_controller_takes_a_cases_record_and_a_workers_warning_out_of_a_reports_properties() -> None:
+    """What --junitxml sees of a report is the user's own properties: the record (a dict) and the case-files
+    warning are the controller's."""
+    from pytest_apps.core.record import CaseRecord
+    from pytest_apps.plugin.collect import CASE_FILES_KEY, RECORD_KEY
+    from pytest_apps.plugin.controller import taken_out
+
+    first, last = CaseRecord("7", 0, "wrong_answer"), CaseRecord("7", 0, "passed", nodeid="f.py::test_0")
+    properties = [("mine", 1), (RECORD_KEY, first.to_json()), (CASE_FILES_KEY, "disk full"),
+                  (RECORD_KEY, last.to_json()), (CASE_FILES_KEY, "later")]
+    record, unwritten, others = taken_out(properties)
+    assert record == last and unwritten == "disk full" and others == [("mine", 1)]
+    assert taken_out([("mine", 1)]) == (None, "", [("mine", 1)])

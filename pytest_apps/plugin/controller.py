@@ -79,6 +79,16 @@ def controller_state(settings: Settings, plan: Plan, *, cpus: Collection[int], w
                            cpu=executor_cpu(settings.cpu_pinning, None, None, cpus))
 
 
+def taken_out(properties: list[tuple[str, Any]]) -> tuple[CaseRecord | None, str, list[tuple[str, Any]]]:
+    """A test report's user properties, parted: its case's record (the last, if it carries one), why the process
+    that ran it could write no failing case's files ("" if it could), and the others, which --junitxml sees (a
+    dict property is noise there)."""
+    records = [value for key, value in properties if key == RECORD_KEY]
+    unwritten = [value for key, value in properties if key == CASE_FILES_KEY]
+    others = [(key, value) for key, value in properties if key not in (RECORD_KEY, CASE_FILES_KEY)]
+    return CaseRecord.from_json(records[-1]) if records else None, str(unwritten[0]) if unwritten else "", others
+
+
 NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
 
 
@@ -197,15 +207,11 @@ class Controller(Role):
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "teardown" or (report.when == "???" and not getattr(report, "apps_run_again", False)):
             self.finished += 1  # a test's last report; "???": a worker crashed running it (and it runs no more)
-        # Take our record out before --junitxml sees it: a dict property is noise there.
-        mine = [value for key, value in report.user_properties if key == RECORD_KEY]
-        unwritten = [value for key, value in report.user_properties if key == CASE_FILES_KEY]
-        if unwritten:  # (said once, at the end, whichever worker met it)
-            self.case_files_failed = self.case_files_failed or str(unwritten[0])
-            report.user_properties = [(k, v) for k, v in report.user_properties if k != CASE_FILES_KEY]
-        if mine:
-            report.user_properties = [(k, v) for k, v in report.user_properties if k != RECORD_KEY]
-            record = CaseRecord.from_json(mine[-1])
+        record, unwritten, others = taken_out(report.user_properties)
+        if len(others) < len(report.user_properties):
+            report.user_properties = others
+        self.case_files_failed = self.case_files_failed or unwritten  # (said once, at the end, whoever met it)
+        if record is not None:
             self.records.add(record)
             self.ledger.note(record)
         # --junitxml writes the properties of the teardown report (which no longer carries the record)
