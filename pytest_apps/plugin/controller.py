@@ -25,7 +25,6 @@ from ..report.comparison_text import baseline_lines, newly_failing_lines
 from ..report.gates import Gate, fail_under_verdict, regression_verdict
 from ..report.received import CaseRecords
 from ..report.rollup import Summary
-from . import gateways
 from .base import Role
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CollectsHere
@@ -141,7 +140,6 @@ class Controller(Role):
         self.lock = lock  # (taken before the plan: a second run on this report is refused)
         self.selected: int | None = None  # the cases the command line selects (known once collected)
         self.selected_ids: set[str] | None = None  # their node ids (under xdist: the scheduler's, distribution.py)
-        self.held: list[pytest.Item] = []  # without xdist: the ledger's held items, reported without running
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
         self.case_files_failed = ""  # why failing cases' files could not be written (the first worker's words)
@@ -151,37 +149,6 @@ class Controller(Role):
         """At a signal: the workers to interrupt at once (an xdist controller's, distribution.py); none here."""
 
     # -- cases settled by their records -------------------------------------------------------------------------
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """Without xdist: after every selection (-k, -m, --lf, --deselect), the reused items leave the run;
-        they are reported from their records when the run starts."""
-        self.selected = len(items)
-        self.selected_ids = {item.nodeid for item in items}
-        held = self.ledger.held()
-        if held:
-            self.held = [item for item in items if item.nodeid in held]
-            if self.held:
-                items[:] = [item for item in items if item.nodeid not in held]
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Any:
-        held_failed = 0
-        try:
-            if self.held and not session.config.option.collectonly:
-                session.testscollected += len(self.held)
-                before = session.testsfailed
-                self.report_held([item.nodeid for item in self.held])
-                # pytest's loop reads failures counted before it as collection errors: a held failure counts once
-                # the loop has begun (for the exit status; with -x it has already set shouldfail)
-                held_failed, session.testsfailed = session.testsfailed - before, before
-            return (yield)
-        except KeyboardInterrupt:
-            if not self.own_interrupt(session):
-                raise
-            raise KeyboardInterrupt(self.signal) from None  # (our signal: its traceback starts here)
-        finally:
-            session.testsfailed += held_failed
 
     def report_held(self, nodeids: list[str]) -> None:
         """Report these selected cases from their records, or as skipped after a reused failure (under xdist,
@@ -271,9 +238,7 @@ class Controller(Role):
             self.state.machine_speed()
         self.state.close(wait=False)  # the server cleans up while the reports are written (waited for at the end)
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
-        if self.state.workers_down:
-            sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
-            self.state.never_ran(gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"]))
+        self.count_never_ran(self.summary.figures["tests_total"])
         comparison, document, self.unwritten = write_reports(self.state, self.summary,
                                                              self.config.stash.get(BASELINE_KEY, None), self.run)
         self.comparison = None if comparison is None else comparison.to_dict()
@@ -283,6 +248,10 @@ class Controller(Role):
         self.regression = regression_verdict(self.state.settings.fail_on_regression, comparison, incomplete)
         session.exitstatus = exit_status(session.exitstatus, [self.gate, self.regression],
                                          self.state.cases_not_run, self.unwritten)
+
+    def count_never_ran(self, selected: int) -> None:
+        """Of the `selected` cases, those that never ran anywhere because a worker was lost (distribution.py);
+        none here."""
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
@@ -314,3 +283,39 @@ class Controller(Role):
 
 class LoneController(CollectsHere, Controller):
     """The only process of a run without xdist: it plans the run, collects and runs every case, and reports."""
+
+    def __init__(self, config: pytest.Config, state: ControllerState, lock: ReportLock, started: float) -> None:
+        super().__init__(config, state, lock, started)
+        self.held: list[pytest.Item] = []  # the ledger's held items, reported without running
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """After every selection (-k, -m, --lf, --deselect), the reused items leave the run;
+        they are reported from their records when the run starts."""
+        self.selected = len(items)
+        self.selected_ids = {item.nodeid for item in items}
+        held = self.ledger.held()
+        if held:
+            self.held = [item for item in items if item.nodeid in held]
+            if self.held:
+                items[:] = [item for item in items if item.nodeid not in held]
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        held_failed = 0
+        try:
+            if self.held and not session.config.option.collectonly:
+                session.testscollected += len(self.held)
+                before = session.testsfailed
+                self.report_held([item.nodeid for item in self.held])
+                # pytest's loop reads failures counted before it as collection errors: a held failure counts once
+                # the loop has begun (for the exit status; with -x it has already set shouldfail)
+                held_failed, session.testsfailed = session.testsfailed - before, before
+            return (yield)
+        except KeyboardInterrupt:
+            if not self.own_interrupt(session):
+                raise
+            raise KeyboardInterrupt(self.signal) from None  # (our signal: its traceback starts here)
+        finally:
+            session.testsfailed += held_failed
+

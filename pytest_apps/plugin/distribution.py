@@ -41,6 +41,11 @@ class XdistController(Controller):
         nodemanager = getattr(self.config.pluginmanager.getplugin("dsession"), "nodemanager", None)
         interrupt_workers(starting_workers(getattr(nodemanager, "group", None) or (), folder), signal.SIGTERM)
 
+    def count_never_ran(self, selected: int) -> None:
+        if self.state.workers_down:
+            sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
+            self.state.never_ran(gateways.never_ran(sched, self.finished, selected))
+
     @pytest.hookimpl(optionalhook=True, tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         if config.getvalue("dist") != "loadscope":
