@@ -3,12 +3,12 @@ the options and decides whether the plugin is on, importing nothing else; turned
 that `roles` builds for this process, of its role's class, holding that role's state and every hook it needs (as
 pytest-xdist registers its DSession on the controller and a WorkerInteractor on each worker):
 
-- `controller.LoneController`: the only process of a run without xdist, which plans the run, collects and runs its
-  cases (`cases`), and owns the record store, the reports, the gates and the exit status;
-- `distribution.XdistController`: xdist's controller, the same controller (`controller`) with xdist's hooks: the
-  scheduler, each worker's workerinput, lost workers; it runs no case;
-- `worker.LocalWorker`, `worker.RemoteWorker`: an xdist worker on the controller's machine (it reads the plan
-  folder, leaves its pid there) or on another (it collects from the plan it received, `remote`), each sending its
+- the controller (`controller`): `LoneController`, the only process of a run without xdist, which plans the run,
+  collects and runs its cases (`cases`), and owns the record store, the reports, the gates and the exit status;
+  `XdistController` (`distribution`), xdist's controller, the same with xdist's hooks: the scheduler, each
+  worker's workerinput, lost workers; it runs no case;
+- an xdist worker (`worker`): `LocalWorker`, on the controller's machine (it reads the plan folder, leaves its pid
+  there), or `RemoteWorker`, on another (it collects from the plan it received, `remote`), each sending its
   isolation layers back.
 
 Each class builds its own state (`state`) in its `start`; what they share is a small base class (`base`:
