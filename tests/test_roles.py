@@ -149,3 +149,21 @@ def test_the_controller_takes_a_cases_record_and_a_workers_warning_out_of_a_repo
     record, unwritten, others = taken_out(properties)
     assert record == last and unwritten == "disk full" and others == [("mine", 1)]
     assert taken_out([("mine", 1)]) == (None, "", [("mine", 1)])
+
+
+def test_an_incomplete_run_keeps_a_complete_runs_reports_and_a_complete_one_removes_a_stale_junit_file(
+        tmp_path: Path) -> None:
+    from pytest_apps.plugin.controller import keep_complete_reports
+
+    settings = Settings(rootdir=str(tmp_path), report=str(tmp_path / "apps.json"))
+    junit = tmp_path / "junit.xml"
+    # no report yet: an incomplete run writes at the paths
+    run: dict = {"complete": False}
+    assert keep_complete_reports(run, settings, tmp_path, junit) is None and "kept" not in run
+    (tmp_path / "apps.json").write_text(json.dumps({"problems": [], "run": {"complete": True}}))
+    junit.write_text("<testsuites/>")
+    assert keep_complete_reports(run, settings, tmp_path, junit) == tmp_path / "junit.incomplete.xml"
+    assert run["kept"] == "apps.json" and run["beside"] == ["apps.incomplete.json", "junit.incomplete.xml"]
+    (tmp_path / "junit.incomplete.xml").write_text("<testsuites/>")
+    assert keep_complete_reports({"complete": True}, settings, tmp_path, junit) is None
+    assert not (tmp_path / "junit.incomplete.xml").exists() and junit.exists()

@@ -88,6 +88,22 @@ def taken_out(properties: list[tuple[str, Any]]) -> tuple[CaseRecord | None, str
     return CaseRecord.from_json(records[-1]) if records else None, str(unwritten[0]) if unwritten else "", others
 
 
+def keep_complete_reports(run: dict[str, Any], settings: Settings, started_in: Path,
+                          junit_path: Path | None) -> Path | None:
+    """Where an incomplete run writes its reports when a complete run's JSON report is at the path: beside the
+    complete ones, never over them (a CI baseline, a debugging rerun without records); said in `run` (`kept`,
+    `beside`). Returns where --junitxml writes instead, if elsewhere. A complete run removes the `.incomplete`
+    --junitxml file an earlier run left."""
+    if not run["complete"] and is_complete_report(settings.report_path):
+        run["kept"] = os.path.relpath(settings.report_path, started_in)
+        run["beside"] = [os.path.relpath(path, started_in) for path in written_beside(settings, junit_path)]
+        if junit_path is not None and junit_path.is_file():
+            return beside(junit_path)
+    elif run["complete"] and junit_path is not None and not written_in_place(junit_path):
+        beside(junit_path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
+    return None
+
+
 NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
 
 
@@ -209,17 +225,10 @@ class Controller(Role):
                           selected_ids=self.selected_ids, interrupted=interruption(session, self.signal),
                           crashed=crashed)
         junit = junit_writer(self.config)
-        junit_path = Path(junit.logfile) if junit is not None else None
-        if not self.run["complete"] and is_complete_report(self.state.settings.report_path):
-            # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records): nor is
-            # the complete run's --junitxml file
-            self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
-            places = written_beside(self.state.settings, junit_path)
-            self.run["beside"] = [os.path.relpath(path, self.state.started_in) for path in places]
-            if junit_path is not None and junit_path.is_file():
-                junit.logfile = str(beside(junit_path))
-        elif self.run["complete"] and junit_path is not None and not written_in_place(junit_path):
-            beside(junit_path).unlink(missing_ok=True)  # an earlier incomplete run's, now stale
+        junit_path = keep_complete_reports(self.run, self.state.settings, self.state.started_in,
+                                           Path(junit.logfile) if junit is not None else None)
+        if junit_path is not None:
+            junit.logfile = str(junit_path)
         add_suite_properties(self.config, run_properties(self.run))
 
     def nothing_to_report(self, session: pytest.Session) -> bool:
