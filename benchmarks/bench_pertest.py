@@ -1,6 +1,6 @@
 """The harness's own CPU per test, by process kind and by step (run by hand, not by pytest):
 
-    python benchmarks/bench_pertest.py [--tests 2000] [--rounds 3] [--without private-tmp,landlock] [--baseline DIR]
+    python benchmarks/bench_pertest.py [--tests 2000] [--rounds 3] [--without private-tmp,landlock,ipc-ns,seccomp,own-uid,cgroup-per-test] [--baseline DIR]
         [--call]
 
 Runs `--tests` tests of `print(input())` through `Executor` directly (no pytest), `--rounds` times, and prints
@@ -16,7 +16,8 @@ the least CPU per test of each process kind:
 against the floor measured in the same run: a fork and exit of a warm Python. Then the server's and the zygote's
 steps (CPU per test of each, inclusive of the steps inside it), from a copy of the server started through a
 wrapper that times them. `--without` repeats the kinds with isolation layers left out, to show what each costs
-(a measurement only: the executor itself has no switch to leave a layer out). `--baseline DIR` runs the same rounds
+(a measurement only: the executor itself has no switch to leave a layer out), through the timed copy, beside a
+round of the timed copy with every layer on (the copy's timers cost CPU of their own). `--baseline DIR` runs the same rounds
 with the executor server of another checkout (this checkout's client talks to it), alternating with this one's;
 `--call` adds rounds of call-based tests of a function that returns its argument.
 
@@ -75,13 +76,27 @@ if "private-tmp" in WITHOUT:
     isolation.Layers.setup_private_tmp = lambda self, dirs, size: None
 if "landlock" in WITHOUT:
     fence.landlock_abi = lambda: 0
+real_setup = isolation.Layers.setup
+def setup(self, *args, **kwargs):
+    real_setup(self, *args, **kwargs)
+    if "ipc-ns" in WITHOUT:
+        self.ipc = False
+    if "seccomp" in WITHOUT:
+        self.seccomp = False
+    if "own-uid" in WITHOUT:
+        self.uid = None
+    if "cgroup-per-test" in WITHOUT and self.cgroups.available:
+        self.cgroups.close()
+        self.cgroups = type(self.cgroups)()
+isolation.Layers.setup = setup
 
-for name in ("recv_frame", "send_frame", "outcome", "last_words"):  # (last_words: a baseline's, where it has one)
+for name in ("recv_frame", "send_frame", "outcome", "last_words", "drain", "read_ready"):  # (where it has one)
     if hasattr(server, name):
         timed(server, name, "server." + name)
 for name in ("run", "settle", "after_run", "_live_spare", "_watch", "_wait", "_request_spare", "_sweep",
              "_exit_status", "_drain"):
-    timed(server.Server, name, "server." + name)
+    if hasattr(server.Server, name):
+        timed(server.Server, name, "server." + name)
 timed(server.Compiler, "get", "server.compile_lookup")
 timed(server, "send_go", "server.send_go")
 timed(server.workdirs.WorkDirs, "take", "server.workdir_take")
@@ -298,7 +313,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tests", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--without", default="", help="layers to leave out in extra rounds: private-tmp,landlock")
+    ap.add_argument("--without", default="", help="layers to leave out in extra rounds: private-tmp, landlock, ipc-ns, seccomp, own-uid, cgroup-per-test")
     ap.add_argument("--call", action="store_true", help="also rounds of call-based tests (`def f(x): return x`)")
     ap.add_argument("--baseline", default="", help="another checkout whose executor server runs the same rounds "
                                                    "(its client is this one's): before and after in one run")
@@ -312,7 +327,10 @@ def main() -> None:
         if args.baseline:
             configs.append((f"baseline ({args.baseline})", Path(args.baseline).resolve() / "pytest_apps" / "executor"
                             / "serve.py", []))
-        for layer in filter(None, args.without.split(",")):
+        layers = [layer for layer in args.without.split(",") if layer]
+        if layers:  # the rounds without a layer run through the timed copy: compare them with it, every layer on
+            configs.append(("timed copy, every layer", None, ["(none)"]))
+        for layer in layers:
             configs.append((f"without {layer}", None, [layer]))
         results: dict[str, list[dict]] = {name: [] for name, _, _ in configs}
         steps: dict = {}

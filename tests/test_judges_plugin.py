@@ -91,7 +91,7 @@ def test_the_reference_audit_and_the_4003_checker(pytester: pytest.Pytester, sha
     it), and the builtin checker accepts every one of them. Problem 15's first reference uses a top-level
     `return`: it fails under seed and passes under apps (the audit lists it as such)."""
     base = ["--apps-dataset", str(shared_data / "apps_test_rows.jsonl"), "--apps-candidates", "reference",
-            "--apps-samples", "5", "--apps-only", "15,4003", "--apps-max-tests", "40", "-n", "2",
+            "--apps-samples", "5", "--apps-only", "15,4003", "--apps-max-tests", "20", "-n", "2",
             "--rootdir", str(pytester.path)]
     result = run(pytester, *base, "--apps-report", "plain.json")
     plain = read_report(pytester, "plain.json")
@@ -111,7 +111,7 @@ def test_the_reference_audit_and_the_4003_checker(pytester: pytest.Pytester, sha
     by_id = {p["id"]: p for p in checked["problems"]}
     assert by_id["4003"]["samples_passed"] == 5
     assert {t["step"] for t in by_id["4003"]["tests"]} == {"checker"}
-    assert checked["summary"]["checker_tests"] == {"tests": 200, "passed": 200, "problems": ["4003"]}
+    assert checked["summary"]["checker_tests"] == {"tests": 100, "passed": 100, "problems": ["4003"]}
     assert checked["summary"]["reference_audit"]["disagree"][0]["checker"] is True
     result.stdout.fnmatch_lines(["*4003 (* tests; has a checker)*"])
 

@@ -39,8 +39,9 @@ def sys_call(nr: int, *args: int | ctypes.Array) -> int:
     return int(r)
 
 
-def in_child(fn: Callable[[], object], *, filtered: bool = True, no_new_privs: bool = True) -> dict:
-    """Run `fn` in a forked child (after no_new_privs and the filter): {"value": what it returned} or
+def in_child(fn: Callable[[], object], *, filtered: bool = True, no_new_privs: bool = True,
+             parts: tuple[str, ...] = ("whole",)) -> dict:
+    """Run `fn` in a forked child (after no_new_privs and the filter's `parts`): {"value": what it returned} or
     {"errno": the errno of the OSError it raised}; the child's exit status must be 0."""
     r, w = os.pipe()
     pid = os.fork()
@@ -51,7 +52,8 @@ def in_child(fn: Callable[[], object], *, filtered: bool = True, no_new_privs: b
             if no_new_privs:
                 fence.prctl(fence.PR_SET_NO_NEW_PRIVS, 1)
             if filtered:
-                seccomp.install()
+                for part in parts:
+                    seccomp.install(part)
             try:
                 out = {"value": fn()}
             except OSError as e:
@@ -142,9 +144,11 @@ def test_install_without_no_new_privs_or_capability_raises():
 
 
 @needs_filter
-def test_every_call_refused_outright_gets_eperm():
+@pytest.mark.parametrize("parts", [("whole",), ("zygote", "last")], ids=["whole", "zygote-then-last"])
+def test_every_call_refused_outright_gets_eperm(parts):
     """Each with every argument -1: without the filter these fail in harmless ways of their own (EFAULT, EINVAL,
-    EBADF, ...), so an EPERM from every one of them is the filter's."""
+    EBADF, ...), so an EPERM from every one of them is the filter's. The executor's two parts (the zygote's, then
+    each child's after its set-up) refuse what the whole filter does."""
     names = {name: nr for _, calls in seccomp.REFUSED for name, nr in calls.items()}
 
     def sweep() -> dict:
@@ -157,7 +161,7 @@ def test_every_call_refused_outright_gets_eperm():
                 got[name] = errno.errorcode.get(e.errno, e.errno)
         return got
 
-    got = in_child(sweep)["value"]
+    got = in_child(sweep, parts=parts)["value"]
     assert {n: e for n, e in got.items() if e != "EPERM"} == {}
     assert {"ptrace", "process_vm_readv", "keyctl", "add_key", "unshare", "setns", "io_uring_setup", "bpf",
             "perf_event_open", "userfaultfd", "sched_setaffinity", "mount", "pidfd_getfd"} <= set(got)
@@ -240,9 +244,21 @@ def test_namespaces_and_affinity():
 
 
 @needs_filter
-def test_other_abis_get_nothing():
+def test_the_zygotes_part_leaves_a_child_its_setup_call():
+    """Between the zygote's part and its own, a child may enter its folder's mount namespace (setns: EBADF on a
+    bad descriptor, not EPERM); after its own part it may not, nor anything else the whole filter refuses."""
+    setns = lambda: sys_call(308, -1, 0)  # noqa: E731
+    assert in_child(setns, parts=("zygote",)) == {"errno": errno.EBADF}
+    assert in_child(setns, parts=("zygote", "last")) == {"errno": errno.EPERM}
+    unshare_ipc = lambda: sys_call(272, 0x08000000)  # noqa: E731 - CLONE_NEWIPC
+    assert in_child(unshare_ipc, parts=("zygote",)) == {"errno": errno.EPERM}
+
+
+@needs_filter
+@pytest.mark.parametrize("parts", [("whole",), ("zygote", "last")], ids=["whole", "zygote-then-last"])
+def test_other_abis_get_nothing(parts):
     x32_getpid = seccomp.X32_SYSCALL_BIT | 39
-    assert in_child(lambda: sys_call(x32_getpid)) == {"errno": errno.ENOSYS}
+    assert in_child(lambda: sys_call(x32_getpid), parts=parts) == {"errno": errno.ENOSYS}
     # i386's getpid (20) through int 0x80 from this 64-bit process: `mov eax, 20; int 0x80; ret`
     code = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
     code.write(b"\xb8\x14\x00\x00\x00\xcd\x80\xc3")
@@ -254,7 +270,7 @@ def test_other_abis_get_nothing():
             unfiltered = {}
         if unfiltered != {"value": True}:
             pytest.skip("this kernel runs no i386 system calls")
-        assert in_child(i386_getpid) == {"value": -errno.ENOSYS}
+        assert in_child(i386_getpid, parts=parts) == {"value": -errno.ENOSYS}
     finally:
         del i386_getpid
         code.close()
@@ -303,8 +319,11 @@ def test_multiprocessing_keeps_working():
     code = ("import multiprocessing as mp\n"
             "if __name__ == '__main__':\n"
             "    with mp.Pool(2) as p: print(p.map(abs, [-1, -2, 3]))\n"
-            "    with mp.get_context('forkserver').Pool(2) as p: print(p.map(abs, [-4]))\n")
-    assert python_under_filter(code) == "[1, 2, 3]\n[4]\n"
+            "    with mp.get_context('forkserver').Pool(2) as p: print(p.map(abs, [-4]))\n"
+            "    from multiprocessing import shared_memory\n"  # (a file in /dev/shm, as its locks are)
+            "    m = shared_memory.SharedMemory(create=True, size=8); m.buf[0] = 7; print(m.buf[0]); m.close(); m.unlink()\n"
+            "    q = mp.Queue(); v = mp.Value('i', 5); q.put(v.value); print(q.get())\n")
+    assert python_under_filter(code) == "[1, 2, 3]\n[4]\n7\n5\n"
 
 
 @needs_filter

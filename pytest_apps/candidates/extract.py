@@ -1,6 +1,6 @@
 """Code extraction: model text in, one program (or None for "no code") out.
 
-The rule (issue 4), applied in order:
+The rule, applied in order:
 
 1. Cut everything up to and including the last ``</think>`` (case-insensitive): a reasoning model's
    scratch work often holds draft code that is not its answer.

@@ -21,23 +21,11 @@ file locks, offline mode and ``HfFileSystem``.
   HTTP with range requests, a footer and then one row group at a time; any other run downloads them into the
   hub cache, so that later runs work offline. Parquet is read by pyarrow (`rows.py`), one row group at a
   time on the calling thread.
-* Why not ``datasets.load_dataset("parquet", data_files=<hf:// files>, streaming=True)``, which streams the same
-  files: measured on the same files served the same way (``benchmarks/bench_hub_parquet.py``: 600 rows of
-  ~100 KB in two 30 MB files, row groups of 10 rows), with its default scan options it fetched 30 MB, half the
-  split, for the first 2 rows (pyarrow pre-buffers up to 32 MiB at once); with pre-buffering off it fetched
-  5.4 MB, but 9 of 20 such processes aborted (``terminate called without an active exception``) or hung at
-  exit, as reported upstream (apache/arrow#45214, huggingface/datasets#7467 and #7879: its Parquet reader's
-  ``ParquetFragment.to_batches`` over a Python file object, worked around in ``datasets`` only for pyarrow
-  <= 24; 26 is installed); with the default options 1 run in 40 aborted too. Even pyarrow's ``iter_batches``
-  over the ``HfFileSystem`` file on the calling thread aborted at exit now and then (7 in 60 runs), because
-  pyarrow's I/O threads call the Python file (`ranges.py`): here pyarrow reads a local sparse copy of the
-  ranges fetched, 0 aborts in 80 runs. A pytest run that may die at exit is not an option, so ``datasets``
-  reads only the objects a caller passes (`objects.py`).
+* Not through ``datasets``' streaming Parquet reader: it fetches far more than the first rows need, and its
+  processes can abort or hang at exit (apache/arrow#45214; ``benchmarks/bench_hub_parquet.py`` measures both),
+  which a pytest run cannot afford; ``datasets`` reads only the objects a caller passes (`objects.py`).
 * Offline (``HF_HUB_OFFLINE=1``, or the hub unreachable): the same rules on the cached snapshot of the
   revision; a revision pinned to a commit whose files are cached opens without any request at all.
-  (``datasets.load_dataset("codeparrot/apps", revision=..., streaming=True)`` cannot: offline it raises
-  ``ConnectionError: Couldn't reach 'codeparrot/apps' on the Hub (OfflineModeIsEnabled)`` with every file in
-  the hub cache; only the files themselves, passed as ``data_files``, load.)
 """
 
 from __future__ import annotations

@@ -10,13 +10,10 @@
   ``IterableDataset`` (a stream from the hub, a generator) is read only as far as the selection needs.
   Only the APPS columns are read (``select_columns`` when the columns are known), and rows come as Python
   objects whatever format the caller set (``with_format(None)``).
-* No problem index cache: the ``Source`` has no ``resolved_revision``. ``datasets`` has no public identity for
-  an object's contents (``_fingerprint`` is private, and a transform whose function cannot be hashed gets a
-  random one, which would leave an index folder per process), and a key made of public attributes
-  (``cache_files``, ``num_rows``, ``info``) is the same for any two in-memory datasets of one length
-  (``cache_files`` is empty), which would serve one object's rows for another's. Nor would it pay: the rows are local already. On 1,500 rows (155 MB as JSON Lines),
-  reading a ``Dataset`` took 1.1 s, building the index from the same rows 5.3 s and reading it back 0.84 s.
-  The description (type, builder/config names, split, row count) says in the report what was read.
+* No problem index cache: the ``Source`` has no ``resolved_revision``, since ``datasets`` gives an object's
+  contents no public identity to key it by (two in-memory datasets of one length share every public attribute),
+  and the rows are local already. The description (type, builder/config names, split, row count) says in the
+  report what was read.
 * ``datasets`` is never imported here unless the caller imported it: an object can only be a ``datasets``
   object when that module is already loaded.
 """

@@ -1,14 +1,11 @@
 """A remote Parquet file read a row group at a time through a local sparse copy (`SparseParquet`).
 
 pyarrow reads a Python file object (such as an ``HfFileSystem`` file) from its own I/O threads, which call
-back into Python. A native thread that has done so can take the process down when the interpreter exits
-(apache/arrow#34314, open): measured, 7 of 60 processes that streamed the first rows of a two-file hub
-Parquet split this way ended with SIGABRT ("terminate called without an active exception") after their work
-was done, where a pytest run would have reported everything and then died. So pyarrow never sees a Python
-file here: we fetch the footer and then, before each row group is read, the byte ranges of the column chunks
-it needs (HTTP range requests through the file object, on the calling thread), and write them at their
-offsets into a sparse temporary file of the remote file's size, which pyarrow reads as the local file it is.
-Only the ranges fetched take space, and the file is removed on ``close``.
+back into Python, and a native thread that has done so can abort the process when the interpreter exits
+(apache/arrow#34314). So pyarrow never sees a Python file here: the footer, and before each row group is read
+the byte ranges of the column chunks it needs, are fetched on the calling thread (HTTP range requests through
+the file object) and written at their offsets into a sparse temporary file of the remote file's size, which
+pyarrow reads as the local file it is. Only the ranges fetched take space, and the file is removed on ``close``.
 """
 
 from __future__ import annotations

@@ -305,7 +305,7 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
         if limits:
             apply_limits(limits)
         if cfg.get("seccomp"):
-            seccomp.install()  # last: it refuses the namespaces and mounts the steps above use
+            seccomp.install("last")  # on the zygote's part: it refuses the setns above
         random._inst.seed()  # the zygote's fork skips Python's at-fork hooks: this is random's
         sys.path[0] = workdir
         main = sys.modules["__main__"]  # made empty by prepare_child_state()
@@ -390,21 +390,27 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
     except SystemExit as e:
         status = _system_exit_status(e)
     except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
-        _report_exception(e)
-        try:
-            tb = e.__traceback__
-            tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
-            e.__traceback__ = tb
-            if sys.excepthook is sys.__excepthook__:  # the C hook reads source files itself; we can't
-                import traceback
-
-                traceback.print_exception(e)
-            else:
-                sys.excepthook(type(e), e, tb)
-        except BaseException:
-            pass
-        status = 1
+        status = _uncaught(e)
     _finish(status)
+
+
+def _uncaught(e: BaseException) -> int:
+    """Report an exception the program did not catch and print its traceback as the interpreter would, without
+    the harness's own frame; the exit status (1)."""
+    _report_exception(e)
+    try:
+        tb = e.__traceback__
+        tb = tb.tb_next if tb is not None else None  # hide the harness's own frame
+        e.__traceback__ = tb
+        if sys.excepthook is sys.__excepthook__:  # the C hook reads source files itself; we can't
+            import traceback
+
+            traceback.print_exception(e)
+        else:
+            sys.excepthook(type(e), e, tb)
+    except BaseException:  # noqa: BLE001, S110
+        pass
+    return 1
 
 
 def _apps_setup(req: dict, args_blob: bytes) -> tuple:

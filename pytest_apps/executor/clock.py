@@ -23,7 +23,7 @@ one interval of its figures, which only makes the own time larger (stricter), ne
 
 The kernel adds a wait for a CPU to `run_delay` only when the task gets the CPU, so while a task is still
 waiting, that wait is missing and looks like blocked (own) time. On a machine loaded far beyond its CPUs a
-program can wait most of a second (seen: 0.7 s of a 1.8 s wall time, beside 24 busy processes): a running program
+program can wait most of a second: a running program
 is stopped on the least own time it can have had (`OwnClock.settled`: less the longest wait that may not be
 counted yet), which for a program that does get its CPU is at most one sample interval less than its own
 time; the verdict itself is taken on the exact figures once the program has ended.

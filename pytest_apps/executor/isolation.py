@@ -39,22 +39,7 @@ class Layers:
     def setup(self, base: str, processes: int, extra_pids: int) -> None:
         """`processes`: the pids limit for a test's own process tree; `extra_pids`: what else lives in the
         cgroup during a run (the zygote, waiting spares, exited children not yet reaped)."""
-        try:
-            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
-            uid, gid = os.getuid(), os.getgid()
-            if fence.libc.unshare(flags) != 0:
-                raise OSError(ctypes.get_errno(), "unshare")
-            if flags & CLONE_NEWUSER:
-                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
-                                   ("gid_map", f"{gid} {gid} 1")):
-                    try:
-                        with open(f"/proc/self/{name}", "w") as f:
-                            f.write(text)
-                    except OSError:
-                        pass
-            self.names.append("netns")
-        except OSError as e:
-            self.errors["netns"] = str(e)
+        self._setup_netns()
         try:  # after the user namespace's maps: its tmpfs files then belong to our own uid
             fence.unshare(CLONE_NEWNS)
             fence.mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the machine's view
@@ -71,11 +56,6 @@ class Layers:
         if os.geteuid() == 0 and _probe(drop_caps=True):
             self.drop_caps = True
             self.names.append("no-caps")
-        if _probe(ipc=True):
-            self.ipc = True
-            self.names.append("ipc-ns")
-        else:
-            self.errors["ipc-ns"] = "a child could not have an IPC namespace of its own"
         if os.geteuid() == 0:
             self._setup_own_uid(base)
         why = seccomp.available()
@@ -84,6 +64,7 @@ class Layers:
             self.names.append("seccomp")
         else:
             self.errors["seccomp"] = why or "a child under the syscall filter could not load the standard library"
+        self._setup_ipc()
         abi = fence.landlock_abi()
         if not abi:
             self.errors["landlock"] = "not available (kernel or architecture)"
@@ -102,6 +83,39 @@ class Layers:
                 rules.close()
         except OSError as e:
             self.errors["landlock"] = str(e)
+
+    def _setup_netns(self) -> None:
+        """A network namespace of the server's own (no network at all), in a user namespace of its own where the
+        server is not root."""
+        try:
+            flags = CLONE_NEWNET if os.geteuid() == 0 else CLONE_NEWUSER | CLONE_NEWNET
+            uid, gid = os.getuid(), os.getgid()
+            if fence.libc.unshare(flags) != 0:
+                raise OSError(ctypes.get_errno(), "unshare")
+            if flags & CLONE_NEWUSER:
+                for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"),
+                                   ("gid_map", f"{gid} {gid} 1")):
+                    try:
+                        with open(f"/proc/self/{name}", "w") as f:
+                            f.write(text)
+                    except OSError:
+                        pass
+            self.names.append("netns")
+        except OSError as e:
+            self.errors["netns"] = str(e)
+
+    def _setup_ipc(self) -> None:
+        """System V IPC and POSIX message queues: the syscall filter refuses them, which costs nothing per test;
+        without the filter, each child has an IPC namespace of its own (its objects end with it), which costs
+        the kernel a namespace per test."""
+        if self.seccomp:
+            self.errors["ipc-ns"] = ("not needed: the syscall filter refuses System V IPC and POSIX message "
+                                     "queues")
+        elif _probe(ipc=True):
+            self.ipc = True
+            self.names.append("ipc-ns")
+        else:
+            self.errors["ipc-ns"] = "a child could not have an IPC namespace of its own"
 
     def setup_private_tmp(self, dirs, size: int) -> None:
         """The private-tmp layer (workdirs.PrivateTmp), if a fenced child can use it: `dirs` keeps it."""

@@ -3,9 +3,9 @@ the program itself (other processes, the kernel, the machine) fail with an error
 program sees an ordinary `OSError` it may handle and its verdict still comes from how it ended. Standard library
 only (ctypes); x86-64 only: elsewhere `available()` says why and nothing is installed. See `man 2 seccomp`.
 
-The filter is built once, at import (in the zygote, before it forks); a child only installs it, one prctl after
-PR_SET_NO_NEW_PRIVS, as the last fence before the program runs (it refuses unshare, setns and mount, which the
-child's own set-up may need before that).
+The filter is built once, at import, in two parts: the zygote installs the larger one before it forks, which lets
+through the one refused call a child's own set-up makes (setns, into its folder's mount namespace); each child
+installs the small one, refusing that call, as the last fence before the program runs.
 """
 
 from __future__ import annotations
@@ -56,6 +56,11 @@ REFUSED: tuple[tuple[str, dict[str, int]], ...] = (
     ("machine-wide state: swap, reboot, process accounting, disk quotas, I/O ports",
      {"swapon": 167, "swapoff": 168, "reboot": 169, "acct": 163, "quotactl": 179, "quotactl_fd": 443,
       "iopl": 172, "ioperm": 173}),
+    ("System V IPC and POSIX message queues outlive the program, and every process of the machine can reach them: "
+     "no contest program needs them (multiprocessing's locks and shared memory are files in /dev/shm)",
+     {"shmget": 29, "shmat": 30, "shmctl": 31, "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66,
+      "semtimedop": 220, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "mq_open": 240, "mq_unlink": 241,
+      "mq_timedsend": 242, "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245}),
     ("a program keeps to the CPUs it was given: a wider affinity takes CPU from the other tests",
      {"sched_setaffinity": 203}),
     ("io_uring does its work in kernel threads outside the program's accounting and has been a steady source of "
@@ -124,13 +129,14 @@ def _dispatch(p: _Program, calls: list[tuple[int, str]]) -> None:
     _dispatch(p, calls[mid:])
 
 
-def _compile() -> bytes:
+def _compile(allowed: tuple[int, ...] = ()) -> bytes:
+    """The filter; `allowed`: refused calls it lets through (the zygote's: the calls its children's set-up makes)."""
     p = _Program()
     p.load(OFF_ARCH)  # another ABI (i386 through int 0x80): nothing at all
     p.jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, "enosys")
     p.load(OFF_NR)
     p.jump(BPF_JGE_K, X32_SYSCALL_BIT, "enosys")  # the x32 ABI: a second table of the same calls
-    calls = [(nr, "eperm") for _, refused in REFUSED for nr in refused.values()]
+    calls = [(nr, "eperm") for _, refused in REFUSED for nr in refused.values() if nr not in allowed]
     calls += [(SYS_CLONE3, "enosys"),  # its flags are in memory the filter cannot read; glibc falls back to clone
               (SYS_CLONE, "clone"), (SYS_SOCKET, "family"), (SYS_SOCKETPAIR, "family"), (SYS_PRLIMIT64, "prlimit")]
     _dispatch(p, sorted(calls))
@@ -156,14 +162,38 @@ def _compile() -> bytes:
     return p.assemble()
 
 
+def _compile_last() -> bytes:
+    """The child's own filter, stacked on the zygote's: it refuses the calls the zygote's filter left to the
+    child's set-up (x86-64 only: the zygote's refuses every call of another ABI)."""
+    p = _Program()
+    p.load(OFF_ARCH)
+    p.jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 0, "allow")
+    p.load(OFF_NR)
+    for nr in CHILD_SETUP:
+        p.jump(BPF_JEQ_K, nr, "eperm")
+    p.label("allow")
+    p.ret(SECCOMP_RET_ALLOW)
+    p.label("eperm")
+    p.ret(SECCOMP_RET_ERRNO | errno.EPERM)
+    return p.assemble()
+
+
 class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
+def _loaded(code: bytes) -> tuple[ctypes.Array, _SockFprog]:
+    """`code` in memory the kernel reads at install (both objects must stay alive)."""
+    buffer = ctypes.create_string_buffer(code, len(code))
+    return buffer, _SockFprog(len(code) // 8, ctypes.addressof(buffer))
+
+
+# setns: a child enters its folder's mount namespace (workdirs.py) after the zygote's fork
+CHILD_SETUP = (308,)
 _FILTER = _compile()
-_FILTER_BUFFER = ctypes.create_string_buffer(_FILTER, len(_FILTER))
-_FPROG = _SockFprog(len(_FILTER) // 8, ctypes.addressof(_FILTER_BUFFER))
-_FPROG_ADDRESS = ctypes.addressof(_FPROG)
+_LOADED = {name: _loaded(code) for name, code in (("whole", _FILTER), ("zygote", _compile(CHILD_SETUP)),
+                                                  ("last", _compile_last()))}
+_ADDRESS = {name: ctypes.addressof(fprog) for name, (_, fprog) in _LOADED.items()}
 # fence's prctl, looked up before the zygote forks and called by every child already: a function of its own would
 # cost each child some 20 microseconds more (its first call after the fork)
 _prctl = libc.prctl
@@ -198,12 +228,16 @@ def _probe() -> str:
     return "" if e == errno.EFAULT else f"the kernel has no seccomp filters ({os.strerror(e)})"
 
 
-def install() -> None:
+def install(part: str = "whole") -> None:
     """Install the filter on the calling thread (a child is single-threaded) and on all it starts from now on.
-    Needs PR_SET_NO_NEW_PRIVS (or CAP_SYS_ADMIN). Raises OSError when it cannot be installed."""
+    Needs PR_SET_NO_NEW_PRIVS (or CAP_SYS_ADMIN). Raises OSError when it cannot be installed.
+
+    `part`: "whole", or the filter in two parts: "zygote" once in the zygote (everything but the calls of
+    CHILD_SETUP), then "last" in each child, after its set-up (those calls). The kernel runs every filter a
+    process has; installing one costs a child in proportion to its size, so each child installs the small part."""
     why = available()
     if why:
         raise OSError(errno.ENOSYS, f"seccomp: {why}")
-    if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, _FPROG_ADDRESS, 0, 0) != 0:
+    if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, _ADDRESS[part], 0, 0) != 0:
         e = ctypes.get_errno()
         raise OSError(e, f"seccomp filter: {os.strerror(e)}")

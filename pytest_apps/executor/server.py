@@ -55,6 +55,7 @@ class Spare:
     failed: str | None = None
     retired: bool = False  # given up before it got a test: no pidfd is opened for it
     group: Group | None = None  # its test's cgroup (cgroups.py), which it joins before its test arrives
+    swept: bool = False  # its test's end swept the zygote's children too (settle need not look there again)
 
 
 class Server:
@@ -96,11 +97,7 @@ class Server:
         self.layers.setup(self.base, processes, extra_pids=1 + SPARES + 2)
         self.dirs.landlock = self.layers.landlock
         self.dirs.uid = self.layers.uid
-        self.layers.setup_private_tmp(self.dirs, self._folder_size())
-
-    def _folder_size(self) -> int:
-        """Bytes a test's private folder holds at most: the file-size limit (every file it writes together)."""
-        return int((self.limits or {}).get("file_size") or DEFAULT_FOLDER_SIZE)
+        self.layers.setup_private_tmp(self.dirs, folder_size(self.limits))
 
     # -- the zygote and its children ------------------------------------------------------------------
     def start_zygote(self) -> None:
@@ -112,7 +109,8 @@ class Server:
                 # the zygote keeps its capabilities where each child needs them (to enter its mount namespace, make
                 # its IPC namespace, become its own uid), and each child drops them right after (child.py)
                 drop_caps = self.layers.drop_caps and not self._children_drop_caps()
-                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload)
+                zygote_main(theirs, self.pid, self.layers.cgroup_fd, drop_caps, self.maxfd, self.preload,
+                            filtered=self.layers.seccomp)
             finally:
                 os._exit(HARNESS_EXIT)
         theirs.close()
@@ -141,7 +139,7 @@ class Server:
     def _request_spare(self) -> None:
         if self.ctl is None:
             self.start_zygote()
-        d = self.dirs.take(self._folder_size())
+        d = self.dirs.take(folder_size(self.limits))
         sp = Spare(d)
         theirs = []
         try:
@@ -300,10 +298,11 @@ class Server:
             else:
                 while not reaper.gone(sp.pid) and time.monotonic() < end:
                     time.sleep(0.001)
+        zygote_too = not all(sp.swept for sp in self.ended)
         for sp in self.ended:
             self._recycle_group(sp)
         self.ended.clear()
-        self._sweep()
+        self._sweep(zygote_too)
         while self.trash:
             self.dirs.recycle(self.trash.pop())
 
@@ -337,7 +336,7 @@ class Server:
         open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
         probe = Probe()
         stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe)
-        self._kill(pid)
+        kill_pgroup(pid)
         in_group = kill_group(group, pid)  # everything the test started, whoever its parent is
         if pidfd is not None and not exited:
             # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
@@ -348,6 +347,7 @@ class Server:
         # process can write, its report pipe included, it can forge.
         status, cpu, maxrss, known = self._exit_status(pid)  # the zygote has reaped it: its orphans come to us
         leftovers, orphans_cpu = self._sweep()
+        sp.swept = True
         leftovers = max(leftovers, in_group)
         if group is not None:
             clock.finish()  # (the group's count, now that nothing in it runs)
@@ -368,7 +368,7 @@ class Server:
         # Every writer is gone now: what is still in the pipes is read to the end. The watch may have seen the
         # child's exit before the output it wrote just before (poll looks at the pipes, then at the pidfd, and
         # the program can write and exit between the two looks).
-        self._drain(open_fds, sp.out_r, sp.err_r, lim["output"])
+        drain(open_fds, sp.out_r, sp.err_r, lim["output"])
         res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
                                      leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
         if probe.count:
@@ -382,8 +382,7 @@ class Server:
         had exited). Once its own time passes a share of the limit, the machine's speed is probed as it runs
         (`probe`), and its own time is charged at quiet-machine speed (speed.py)."""
         pid, pidfd = sp.pid, sp.pidfd
-        out_r, err_r, rep_r = sp.out_r, sp.err_r, sp.rep_r
-        out, err, rep = open_fds[out_r], open_fds[err_r], open_fds[rep_r]
+        out = open_fds[sp.out_r]
         # The limit counts the program's own time (clock.py). A program over it runs on to the end of the band
         # above it, so that one finishing there is known to be a near miss; the wall-clock backstop ends
         # anything the accounting cannot see.
@@ -394,11 +393,8 @@ class Server:
         backstop = t0 + lim["timeout"] * lim["backstop"]
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
-        for fd in open_fds:
-            poller.register(fd, select.POLLIN)
-        if pidfd is not None:
-            poller.register(pidfd, select.POLLIN)
-        poller.register(self.rfd, select.POLLIN)  # readable while a run is going = our parent went away
+        for fd in (*open_fds, *([pidfd] if pidfd is not None else []), self.rfd):
+            poller.register(fd, select.POLLIN)  # (our parent's pipe: readable while a run goes = it went away)
         exited = False
         out_limit = lim["output"]
         while True:
@@ -418,26 +414,8 @@ class Server:
             if now >= backstop:
                 return RUN_BACKSTOP, exited
             wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
-            for fd, _ev in poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10)):
-                if fd == self.rfd:
-                    self._kill(pid)
-                    raise EOFError("parent went away")
-                if fd == pidfd:
-                    exited = True
-                    continue
-                buf = open_fds.get(fd)
-                if buf is None:
-                    continue
-                data = os.read(fd, 1 << 20)
-                if not data:
-                    poller.unregister(fd)
-                    del open_fds[fd]
-                    continue
-                buf += data
-                if fd == err_r and len(err) > 4 * STDERR_TAIL:
-                    del err[: len(err) - STDERR_TAIL]
-                elif fd == rep_r and len(rep) > 1 << 22:
-                    del rep[: len(rep) - (1 << 21)]
+            ready = poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10))
+            exited = read_ready(ready, poller, open_fds, sp, self.rfd) or exited
             if len(out) > out_limit:
                 return RUN_OUTPUT_LIMIT, exited
             if pidfd is None and not open_fds:
@@ -461,36 +439,13 @@ class Server:
         status, cpu, maxrss = self.exits.pop(pid)
         return status, float(cpu), int(maxrss), True
 
-    def _drain(self, open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
-        """Read what is still in the pipes (every writer is dead now)."""
-        end = time.monotonic() + 1.0
-        for fd in list(open_fds):
-            buf = open_fds[fd]
-            os.set_blocking(fd, False)
-            while time.monotonic() < end:
-                try:
-                    data = os.read(fd, 1 << 20)
-                except BlockingIOError:
-                    r, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
-                    if not r:
-                        break
-                    continue
-                if not data:
-                    break
-                if fd == out_r and len(buf) + len(data) > out_limit:
-                    buf += data[: out_limit + 1 - len(buf)]
-                    break
-                buf += data
-                if fd == err_r and len(buf) > 4 * STDERR_TAIL:
-                    del buf[: len(buf) - STDERR_TAIL]
-                elif fd != out_r and len(buf) > 1 << 22:  # the report: its last lines are what counts
-                    del buf[: len(buf) - (1 << 21)]
-
-    def _sweep(self) -> tuple[int, float]:
-        """Kill what the last tests left behind: our orphans (we are their subreaper), and the zygote's children
-        that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the zygote).
-        Returns how many were killed, and the CPU seconds of the orphans we reaped."""
+    def _sweep(self, zygote_too: bool = True) -> tuple[int, float]:
+        """Kill what the last tests left behind: our orphans (we are their subreaper), and (`zygote_too`) the zygote's
+        children that are not our spares (a program's clone(CLONE_PARENT) makes its new process a child of the
+        zygote). Returns how many were killed, and the CPU seconds of the orphans we reaped."""
         killed, cpu = reaper.sweep(self.children_path, keep=(self.zygote_pid,))
+        if not zygote_too:
+            return killed, cpu
         zygote = self.zygote_pid
         try:
             while self.forking and self._pump(1.0):  # every child the zygote forked for us has a pid here
@@ -501,13 +456,6 @@ class Server:
             return killed, cpu
         spares = {sp.pid for sp in self.spares}
         return killed + reaper.sweep(f"/proc/{zygote}/task/{zygote}/children", keep=spares)[0], cpu
-
-    @staticmethod
-    def _kill(pid: int) -> None:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
 
     def cleanup(self) -> None:
         while self.spares:
@@ -591,6 +539,71 @@ def main() -> None:
         server.serve()
     finally:
         server.cleanup()
+
+
+def folder_size(limits: dict | None) -> int:
+    """Bytes a test's private folder holds at most: the file-size limit (every file it writes together)."""
+    return int((limits or {}).get("file_size") or DEFAULT_FOLDER_SIZE)
+
+
+def kill_pgroup(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def read_ready(ready: list, poller: select.poll, open_fds: dict, sp: Spare, parent_fd: int) -> bool:
+    """Read the child's pipes that `poll` found `ready` into their buffers (`open_fds`: fd -> buffer; a pipe at EOF
+    leaves it and the poller); True if its pidfd said it has exited. EOFError if our parent went away."""
+    exited = False
+    for fd, _ev in ready:
+        if fd == parent_fd:
+            kill_pgroup(sp.pid)
+            raise EOFError("parent went away")
+        if fd == sp.pidfd:
+            exited = True
+            continue
+        buf = open_fds.get(fd)
+        if buf is None:
+            continue
+        data = os.read(fd, 1 << 20)
+        if not data:
+            poller.unregister(fd)
+            del open_fds[fd]
+            continue
+        buf += data
+        if fd == sp.err_r and len(buf) > 4 * STDERR_TAIL:
+            del buf[: len(buf) - STDERR_TAIL]
+        elif fd == sp.rep_r and len(buf) > 1 << 22:
+            del buf[: len(buf) - (1 << 21)]
+    return exited
+
+
+def drain(open_fds: dict, out_r: int, err_r: int, out_limit: int) -> None:
+    """Read what is still in the pipes (every writer is dead now)."""
+    end = time.monotonic() + 1.0
+    for fd in list(open_fds):
+        buf = open_fds[fd]
+        os.set_blocking(fd, False)
+        while time.monotonic() < end:
+            try:
+                data = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                r, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
+                if not r:
+                    break
+                continue
+            if not data:
+                break
+            if fd == out_r and len(buf) + len(data) > out_limit:
+                buf += data[: out_limit + 1 - len(buf)]
+                break
+            buf += data
+            if fd == err_r and len(buf) > 4 * STDERR_TAIL:
+                del buf[: len(buf) - STDERR_TAIL]
+            elif fd != out_r and len(buf) > 1 << 22:  # the report: its last lines are what counts
+                del buf[: len(buf) - (1 << 21)]
 
 
 def group_cpu(group: Group):

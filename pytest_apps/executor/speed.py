@@ -10,10 +10,7 @@ it. So the server measures how much work a CPU second does, with a fixed referen
   disk per machine and interpreter with the figures of earlier starts (`KEPT` of them); the quiet rate is a high
   quantile of those (`QUIET_QUANTILE`), so that a server started on a busy machine still knows how fast the
   machine is when quiet. Not the fastest rate ever seen: a host's quiet speed itself varies by some 10% from one
-  moment to the next (measured on a 2-CPU virtual machine: fastest-of-three probes over a minute with nothing
-  else running had their median 7% below their 95th percentile and 12% below their fastest), and against the
-  fastest ever a quiet machine read as slow most of the time, credited programs on a quiet machine and confirmed
-  nearly every timeout.
+  moment to the next, and against its fastest a quiet machine would read as slow most of the time.
 - Around each test that ran long enough to matter (its own time past `PROBE_FROM` of the limit), the server
   samples the current rate while it runs and once after; the test's factor is quiet rate / the fastest current
   rate seen (the smallest slowdown: never more lenient than what was seen). The largest and the mean slowdown

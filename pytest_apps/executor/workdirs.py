@@ -9,7 +9,7 @@ with a mount namespace of its own in which that tmpfs is also `/tmp` and `/dev/s
 namespace (setns) and works in `/tmp`, so that `tempfile`, `TMPDIR`, `/tmp` and `multiprocessing`'s
 semaphores and shared memory all land in its own folder. Namespace and tmpfs are made once per folder and
 kept with it, like its ruleset: making a mount namespace is cheap, but ending one waits for an RCU grace
-period (about 1.5 ms here), which a child that had its own would add to every test.
+period, which a child that had its own would add to every test.
 """
 
 from __future__ import annotations

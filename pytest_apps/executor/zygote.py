@@ -2,7 +2,7 @@
 
 Forked once from the server, it imports the modules competitive programs use, applies the fence every
 child shares (no new privileges, no capabilities, the pids cgroup, signal dispositions, umask, a clean
-environment), and then loops: fork a child on each request and tell the server its pid; reap children
+environment, the larger part of the syscall filter), and then loops: fork a child on each request and tell the server its pid; reap children
 and, when asked, tell how one ended. Its own work per fork is a few system calls, so it dirties few
 copy-on-write pages; the server, which does the protocol and the watching, is never forked again and
 pays no copy-on-write faults at all.
@@ -23,6 +23,7 @@ import os
 import signal
 import socket
 
+from . import seccomp
 from .child import prepare_child_state, spare_main
 from .fence import PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG, drop_capabilities, fork_without_hooks, prctl
 from .protocol import HARNESS_EXIT
@@ -38,8 +39,9 @@ MAX_FDS = 16  # a child's descriptors: stdio, report, go, its cgroup's (one a hi
 
 
 def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, drop_caps: bool, maxfd: int,
-                preload: tuple[str, ...] = ()) -> None:
-    """`preload`: modules to load besides PRELOAD (their import errors are ignored). Never returns."""
+                preload: tuple[str, ...] = (), filtered: bool = False) -> None:
+    """`preload`: modules to load besides PRELOAD (their import errors are ignored); `filtered`: install the
+    syscall filter's larger part here, once, for every child (each child adds the small part). Never returns."""
     try:
         prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != server_pid:
@@ -78,6 +80,8 @@ def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, dro
         prctl(PR_SET_NO_NEW_PRIVS, 1)
         if drop_caps:  # else each child drops them, once it has entered its mount namespace (child.py)
             drop_capabilities()
+        if filtered:
+            seccomp.install("zygote")
         gc.collect()
         gc.freeze()  # the collector leaves what is here alone: no page touched by it after a fork
     except BaseException:  # noqa: BLE001 - the server sees the socket close
@@ -90,8 +94,8 @@ def zygote_main(sock: socket.socket, server_pid: int, cgroup_fd: int | None, dro
 
 def _serve(ctl: socket.socket, maxfd: int) -> None:
     """One wake-up per test: a fork request. Children that exited are reaped at the next request (their
-    exit status is kept for a while, in case the server asks for it); the server asks ("wait", pid) only
-    for a child that did not report its own end, and watches the others through pidfds of its own."""
+    exit status is kept for a while, until the server asks for it): the server watches each child through a
+    pidfd of its own and, once it has ended, asks ("wait", pid) how it ended."""
     me = os.getpid()
     ancillary = socket.CMSG_SPACE(MAX_FDS * 4)
     ended: dict[int, tuple] = {}  # pid -> (wait status, cpu seconds, maxrss bytes), the most recent ones

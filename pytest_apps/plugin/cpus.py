@@ -3,10 +3,10 @@
 A test is a chain of hand-offs between processes: the worker asks its executor server, the server wakes the
 child, the child's result wakes the server, the server wakes the worker. When every CPU has a worker, each
 chain spread over the CPUs leaves one idle at each hand-off while the other holds the runnable work (Linux
-does not pull work to a CPU that is idle for only a moment): 7 to 9% of two saturated CPUs, measured with
-`benchmarks/bench_scale.py`. Keeping each worker's executor (its server, zygote and every child) on a CPU of
-its own removes most of that. With fewer workers than CPUs, nothing is pinned: the zygote's next fork and
-the xdist controller then run on the CPUs no worker uses.
+does not pull work to a CPU that is idle for only a moment; `benchmarks/bench_scale.py` measures how much).
+Keeping each worker's executor (its server, zygote and every child) on a CPU of its own removes most of that.
+With fewer workers than CPUs, nothing is pinned: the zygote's next fork and the xdist controller then run on the
+CPUs no worker uses.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The case a lost xdist worker was running: counted once.
 
 When a worker dies, xdist files a failed report for the case it was running (phase "???") and its loadscope
-scheduler hands that case to another worker too, so the case counted twice: a failure that was no verdict of the
+scheduler hands that case to another worker too, which would count it twice: a failure that is no verdict of the
 program, and the verdict of its second run (two JUnit test cases, `executed` above the cases). Here the scheduler
 (scheduling.py) runs it again once, unless its verdict had already reached the controller or it was running on a
 lost worker before; the placeholder report then counts for nothing (`outcome` "rerun": neither passed nor failed)

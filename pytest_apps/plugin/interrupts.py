@@ -1,17 +1,16 @@
 """SIGINT and SIGTERM on a run: the first stops it at once and its reports are written, marked interrupted by that
 signal; a second (an impatient Ctrl-C, a CI runner's follow-up) never breaks the shutdown the first began.
 
-Without help, a signal to the controller alone (SIGTERM from a CI runner) leaves its xdist workers running their
-queues: execnet asks them to exit only when the session ends, waits 5 s before interrupting them and 10 s before
-killing them, so the run took 12-17 s to stop. Here the controller interrupts its local workers itself, at the
+A signal to the controller alone (SIGTERM from a CI runner) would leave its xdist workers running their queues
+until execnet's own timeouts (5 s, then 10 s), so the controller interrupts its local workers itself, at the
 first signal: each local worker leaves its pid in the plan folder (`note_worker`), and the controller sends SIGINT
-to those that are still its own children (`interrupt_workers`). A worker still starting (no pid left yet: no
-executor, no result) is ended with SIGTERM (`starting_workers`); execnet would wait 5 s for it, then 10 s. A worker stops its case and closes its executor
+to those that are still its own children (`interrupt_workers`); a worker still starting (no pid left yet: no
+executor, no result) is ended with SIGTERM (`starting_workers`). A worker stops its case and closes its executor
 (whose server kills the program and everything it started), so nothing of the run is left behind.
 
-A second signal raised as a KeyboardInterrupt in the middle of the shutdown (xdist's teardown, the reports being
-written) ended in a traceback, without reports, with the workers left to execnet's timeouts. Here only the first
-signal interrupts; later ones are noted and passed over (on the controller they interrupt the workers again).
+Only the first signal interrupts: a later one, raised as a KeyboardInterrupt in the middle of the shutdown
+(xdist's teardown, the reports being written), would end it in a traceback without reports, so it is noted and
+passed over (on the controller it interrupts the workers again).
 """
 
 from __future__ import annotations

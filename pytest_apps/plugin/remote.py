@@ -5,8 +5,7 @@ the controller's machine.
 - The plan travels in `workerinput` as one JSON string, without program text or questions: problems,
   candidates (file, sample, label), and for each candidate file how the controller's pytest names it
   (`nodeids.py`) and what its command line selects in it. The worker collects from that
-  (`collect.PlanRoot`), so its node ids are those of a local run. (The full split with 10 samples per
-  problem: about 10 MB, against 94 MB for the plan folder's index that a local worker reads.)
+  (`collect.PlanRoot`), so its node ids are those of a local run.
 - A problem's test data and programs come when its first case runs there: the worker asks over a channel of
   its own to the controller (made before the worker starts and passed in `workerinput`), and the
   controller's `Feeder` answers with the problem's test file as it is on disk (the plan folder's or the

@@ -7,9 +7,9 @@ The terminal reporter keeps every report it is given, by category. Two costs fol
   sections: quadratic in the number of tests (hours of session end when a weak model fails most of the
   split). Our cases' passed setup and teardown reports with no captured sections have nothing for it to
   print: they leave that list as they arrive. Everything it shows stays.
-- Each xdist worker has a terminal reporter too, whose output nobody sees: it kept all of its share of the
-  reports (about 3 KB per case) and ran the same quadratic summary before exiting. Our cases' reports leave
-  a worker's statistics as they arrive.
+- Each xdist worker has a terminal reporter too, whose output nobody sees: it would keep all of its share of
+  the reports (about 3 KB per case) and run the same quadratic summary before exiting. Our cases' reports
+  leave a worker's statistics as they arrive.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 the report, packed into one JSON string.
 
 execnet serialises nested data in Python, field by field (about 100 strings for the three reports of one
-case), which cost the worker and the controller more CPU per case than anything else they do for it. One
-string crosses in one step, and `json` packs and unpacks it in C. Only our cases' reports are packed; every
+case), the largest CPU cost per case on both sides; one string crosses in one step, and `json` packs and
+unpacks it in C. Only our cases' reports are packed; every
 other report keeps pytest's default path.
 """
 

@@ -1,5 +1,5 @@
 """The plugin's side of the reports: the summary built from the run's plan and records, the report header,
-the terminal summary, JUnit properties, and the JSON, HTML and predictions files written at the end."""
+the terminal summary, JUnit properties, and the JSON, HTML, predictions and Markdown files written at the end."""
 
 from __future__ import annotations
 

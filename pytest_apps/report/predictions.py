@@ -36,11 +36,10 @@ Where each field comes from here (the JSON report document's per-problem dict):
 With several samples per problem (pass@k), the record is the sample whose program the document keeps (the
 failing sample it reports, else the first), with that sample's tests passed, verdict and per-sample total.
 
-Fields the report document must carry for every problem (not only failing ones) for complete records:
-`question`, `starter_code`, `program` (today kept for failing problems only), `raw` and `error`.
-Until then, `plan_problems` (the plan's `Problem` objects or their dicts) fills `question` and
-`starter_code`, and `candidates` (problem id -> the plan's `Candidate` list or dicts) fills `program` and
-`raw` from the first sample.
+A field the document does not carry for a problem (it keeps `program` for failing problems only) is taken
+from the plan: `plan_problems` (the plan's `Problem` objects or their dicts) gives `question` and
+`starter_code`, and `candidates` (problem id -> the plan's `Candidate` list or dicts) gives `program` and `raw`
+from the first sample.
 """
 
 from __future__ import annotations
