@@ -167,3 +167,21 @@ def test_an_incomplete_run_keeps_a_complete_runs_reports_and_a_complete_one_remo
     (tmp_path / "junit.incomplete.xml").write_text("<testsuites/>")
     assert keep_complete_reports({"complete": True}, settings, tmp_path, junit) is None
     assert not (tmp_path / "junit.incomplete.xml").exists() and junit.exists()
+
+
+def test_the_controllers_closing_lines_say_what_failed_loudest() -> None:
+    from pytest_apps.plugin.controller import closing_lines
+    from pytest_apps.plugin.writers import REPORT_NOT_WRITTEN
+    from pytest_apps.report.gates import Gate
+
+    assert closing_lines("", [], None, None, None, []) == []
+    lines = closing_lines("disk full", ["the JSON report r.json could not be written (No space left on device)"],
+                          None, Gate(False, "FAIL: strict accuracy 10.0% is under 50%"), None, [])
+    assert lines == [
+        ("WARNING: disk full", {"bold": True}),
+        ("ERROR: the JSON report r.json could not be written (No space left on device): exit status "
+         f"{REPORT_NOT_WRITTEN}", {"bold": True, "red": True}),
+        ("FAIL: strict accuracy 10.0% is under 50%", {"bold": True, "red": True}),
+    ]
+    passed = closing_lines("", [], None, None, Gate(True, "no regression"), [])
+    assert passed == [("no regression", {"bold": True, "red": False})]

@@ -104,6 +104,24 @@ def keep_complete_reports(run: dict[str, Any], settings: Settings, started_in: P
     return None
 
 
+def closing_lines(case_files_failed: str, unwritten: list[str], comparison: dict[str, Any] | None,
+                  gate: Gate | None, regression: Gate | None, rerun: list[str]) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal summary's lines after the figures, each with its markup: a warning that failing cases' files
+    were not written, each report that could not be, the comparison with a baseline, the gates' verdicts, and
+    last what a regression gate failed on, ready to paste (`rerun`: the run's options for that command)."""
+    lines: list[tuple[str, dict[str, bool]]] = []
+    if case_files_failed:
+        lines.append((f"WARNING: {case_files_failed}", {"bold": True}))
+    lines += [(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", {"bold": True, "red": True}) for line in unwritten]
+    if comparison is not None:
+        lines += [(line, {}) for line in baseline_lines(comparison)]
+    lines += [(g.message, {"bold": True, "red": not g.passed}) for g in (gate, regression) if g is not None]
+    if comparison is not None:
+        markup = {"bold": regression is not None, "red": bool(regression and not regression.passed)}
+        lines += [(line, markup) for line in newly_failing_lines(comparison, rerun)]
+    return lines
+
+
 NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
 
 
@@ -270,20 +288,9 @@ class Controller(Role):
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary, self.run):
             terminalreporter.write_line(line)
-        if self.case_files_failed:
-            terminalreporter.write_line(f"WARNING: {self.case_files_failed}", bold=True)
-        for line in self.unwritten:
-            terminalreporter.write_line(f"ERROR: {line}: exit status {REPORT_NOT_WRITTEN}", bold=True, red=True)
-        if self.comparison is not None:
-            for line in baseline_lines(self.comparison):
-                terminalreporter.write_line(line)
-        for gate in (self.gate, self.regression):
-            if gate is not None:
-                terminalreporter.write_line(gate.message, bold=True, red=not gate.passed)
-        if self.comparison is not None:  # last: what a regression gate failed on, ready to paste
-            for line in newly_failing_lines(self.comparison, rerun_args(self.state.settings)):
-                terminalreporter.write_line(line, bold=self.regression is not None,
-                                            red=bool(self.regression and not self.regression.passed))
+        for line, markup in closing_lines(self.case_files_failed, self.unwritten, self.comparison, self.gate,
+                                          self.regression, rerun_args(self.state.settings)):
+            terminalreporter.write_line(line, **markup)
 
     def put_away(self) -> None:
         self.lock.release()
