@@ -90,7 +90,7 @@ def test_seed_judge_loads_numpy_only_for_its_numeric_step() -> None:
 
 
 def test_an_active_plugin_imports_numpy_only_when_a_comparison_needs_it() -> None:
-    loaded = imported_by("import pytest_apps.plugin.hooks\nimport pytest_apps.plugin.session\n"
+    loaded = imported_by("import pytest_apps.plugin.hooks\nimport pytest_apps.plugin.roles\n"
                          "from pytest_apps.judge import taco\n"
                          "assert taco.compare_stdin('7\\n', '7') == 'exact'")
     assert "pytest_apps.engine.run" in loaded and "numpy" not in loaded
@@ -100,10 +100,10 @@ def test_an_active_plugin_imports_numpy_only_when_a_comparison_needs_it() -> Non
 
 
 def test_turning_the_plugin_on_imports_the_report_writers_only_for_the_controller() -> None:
-    """What an xdist worker imports when the plugin turns on (plugin/session.py) holds neither the controller's
+    """What an xdist worker imports when the plugin turns on (plugin/roles.py) holds neither the controller's
     plugin nor the report modules (its summary, writers, baseline comparison): a worker writes no report, and
     each of them started slower by their import."""
-    loaded = imported_by("import pytest\nimport pytest_apps.plugin.hooks\nimport pytest_apps.plugin.session")
-    assert "pytest_apps.plugin.session" in loaded
+    loaded = imported_by("import pytest\nimport pytest_apps.plugin.hooks\nimport pytest_apps.plugin.roles")
+    assert "pytest_apps.plugin.roles" in loaded and "pytest_apps.plugin.worker" in loaded
     unwanted = ("pytest_apps.report", "pytest_apps.plugin.writers", "pytest_apps.plugin.controller", "numpy")
     assert [name for name in loaded if any(name == u or name.startswith(u + ".") for u in unwanted)] == []

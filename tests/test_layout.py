@@ -243,3 +243,124 @@ def test_the_size_checker_finds_long_functions_and_big_classes_nested_too(tmp_pa
     assert oversized(pkg) == {"a.py:over": f"{MOST_LINES + 1} lines", "a.py:Over": f"{MOST_METHODS + 1} methods",
                               "a.py:Outer.method": f"{MOST_LINES + 2} lines",
                               "a.py:Outer.method.inner": f"{MOST_LINES + 1} lines"}
+
+
+# -- one object per role -------------------------------------------------------------------------------------------
+
+PLUGIN = PACKAGE / "plugin"
+# each role's class and the module that holds it: the only classes a process registers (one per process)
+ROLES = {"LoneController": "controller", "XdistController": "distribution", "LocalWorker": "worker",
+         "RemoteWorker": "worker"}
+# the modules that may ask which role a process plays: the entry point (is the plugin on, on a remote worker?),
+# the one place a role is chosen, and the roles' own
+ASKS_THE_ROLE = {"hooks", "roles", "controller", "distribution", "worker"}
+
+
+def role_classes(plugin: Path) -> dict[str, tuple[str, list[str]]]:
+    """Every class of the plugin that derives from `base.Role` (or from a role's state, `ControllerState`):
+    name -> (its module, its bases' names)."""
+    defined: dict[str, tuple[str, list[str]]] = {}
+    for path in sorted(plugin.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                bases = [b.id if isinstance(b, ast.Name) else ast.unparse(b) for b in node.bases]
+                defined[node.name] = (path.stem, bases)
+    found = {"Role", "ControllerState"}
+    while True:
+        more = {name for name, (_, bases) in defined.items() if found & set(bases)} - found
+        if not more:
+            return {name: defined[name] for name in found if name in defined}
+        found |= more
+
+
+def role_checks(plugin: Path, roles: set[str]) -> list[str]:
+    """Where a module outside `ASKS_THE_ROLE` asks which role its process plays: xdist's `workerinput` (only a
+    worker's config has one), whether xdist's DSession is registered (only on its controller), an isinstance
+    check on a role's class or state, or a role built (`<Role>.start`)."""
+    found = []
+    for path in sorted(plugin.glob("*.py")):
+        if path.stem in ASKS_THE_ROLE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            where = f"plugin/{path.name}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Attribute) and node.attr == "workerinput":
+                found.append(f"{where}: reads workerinput")
+            elif isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
+                called = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+                texts = {a.value for a in node.args if isinstance(a, ast.Constant)}
+                names = {n.id for a in node.args for n in ast.walk(a) if isinstance(n, ast.Name)}
+                if called in ("getattr", "hasattr") and "workerinput" in texts:
+                    found.append(f"{where}: reads workerinput")
+                elif called in ("has_plugin", "hasplugin") and "dsession" in texts:
+                    found.append(f"{where}: asks whether xdist's DSession is registered")
+                elif called == "isinstance" and names & roles:
+                    found.append(f"{where}: isinstance on a role")
+                elif called == "start" and isinstance(node.func, ast.Attribute) and \
+                        {n.id for n in ast.walk(node.func.value) if isinstance(n, ast.Name)} & roles:
+                    found.append(f"{where}: builds a role")
+    return found
+
+
+def registrations(plugin: Path) -> list[str]:
+    """Every `pluginmanager.register(...)` in the plugin, as `module: the registered expression`."""
+    out = []
+    for path in sorted(plugin.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "register" \
+                    and "pluginmanager" in ast.unparse(node.func.value):
+                out.append(f"{path.stem}: {ast.unparse(node.args[0])}")
+    return out
+
+
+def test_each_role_is_one_class_built_in_one_place_and_registered_alone() -> None:
+    """The controller (alone or under xdist), a local and a remote xdist worker are each one class, holding its
+    state and hooks; roles.activate builds the process's one role object and the entry point registers it, and
+    nothing else (a second plugin object beside it would split a role again)."""
+    classes = role_classes(PLUGIN)
+    subclassed = {base for _, bases in classes.values() for base in bases}
+    concrete = {name: module for name, (module, _) in classes.items()
+                if name not in subclassed and name != "ControllerState"}
+    assert concrete == ROLES
+    assert registrations(PLUGIN) == ["hooks: activate(config, worker)"]
+    assert role_checks(PLUGIN, set(classes)) == []
+    tree = ast.parse((PLUGIN / "roles.py").read_text())
+    built = {n.id for call in ast.walk(tree) if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+             and call.func.attr == "start" for n in ast.walk(call.func.value) if isinstance(n, ast.Name)}
+    assert built & set(classes) == set(ROLES)
+
+
+def test_the_run_state_asks_no_role() -> None:
+    """`RunState` is what every role has: no subclass per worker, nothing about who owns the plan or which role
+    the process plays (those are the role objects')."""
+    classes = role_classes(PLUGIN)
+    assert {name for name, (module, _) in classes.items() if module == "state"} == {"ControllerState"}
+    source = (PLUGIN / "state.py").read_text()
+    tree = ast.parse(source)
+    (run_state,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunState"]
+    names = {n.attr for n in ast.walk(run_state) if isinstance(n, ast.Attribute)} | \
+            {n.name for n in ast.walk(run_state) if isinstance(n, ast.FunctionDef)}
+    assert not {name for name in names if any(word in name for word in ("owns", "worker_", "controller", "remote"))}
+
+
+def test_the_role_checker_finds_a_role_asked_outside_the_roles(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "base.py").write_text("class Role:\n    pass\n")
+    (plugin / "worker.py").write_text("from .base import Role\nclass LocalWorker(Role):\n    pass\n"
+                                      "def mine(config):\n    return config.workerinput\n")
+    (plugin / "collect.py").write_text(
+        "from .worker import LocalWorker\n"
+        "def a(config):\n    return config.workerinput\n"
+        "def b(config):\n    return hasattr(config, 'workerinput')\n"
+        "def c(config):\n    return config.pluginmanager.has_plugin('dsession')\n"
+        "def d(plugin):\n    return isinstance(plugin, LocalWorker)\n"
+        "def e(config):\n    return LocalWorker.start(config, {})\n"
+        "def f(config):\n    config.pluginmanager.register(object(), 'x')\n")
+    classes = role_classes(plugin)
+    assert set(classes) == {"Role", "LocalWorker"}
+    assert role_checks(plugin, set(classes)) == [
+        "plugin/collect.py:3: reads workerinput", "plugin/collect.py:5: reads workerinput",
+        "plugin/collect.py:7: asks whether xdist's DSession is registered", "plugin/collect.py:9: isinstance on a role",
+        "plugin/collect.py:11: builds a role",
+    ]
+    assert registrations(plugin) == ["collect: object()"]

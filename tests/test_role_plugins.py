@@ -1,8 +1,8 @@
-"""Each process of a run registers the plugin objects of its role and no other, as pytest-xdist registers its
+"""Each process of a run registers exactly one object of ours, of its role's class, as pytest-xdist registers its
 DSession on the controller and a WorkerInteractor on each worker: the controller's hooks (xdist's scheduling and
 workers, the terminal summary, the reports) are on no worker, a worker's collection is not on an xdist
-controller, no class holds hooks of both, and a run without xdist registers the controller's plugin and the
-case-running one together. Found in real runs: each process lists the objects registered in it."""
+controller, and the only process of a run without xdist holds the controller's hooks and the collection's
+(not xdist's). Found in real runs: each process lists the objects registered in it."""
 
 from __future__ import annotations
 
@@ -55,44 +55,45 @@ def holding(plugins: dict[str, set[str]], hooks: set[str]) -> set[str]:
     return {name for name, implemented in plugins.items() if implemented & hooks}
 
 
-def test_each_process_registers_only_its_roles_plugins(sample_project: pytest.Pytester, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def role_of(plugins: dict[str, set[str]]) -> tuple[str, set[str]]:
+    """The process's one object of ours: its class and its hooks."""
+    assert len(plugins) == 1, f"one object per process, not {sorted(plugins)}"
+    ((name, hooks),) = plugins.items()
+    return name, hooks
+
+
+def test_each_process_registers_one_object_of_its_roles_class(sample_project: pytest.Pytester, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     sample_project.makepyfile(role_probe=PROBE)
     xdist = registered(sample_project, tmp_path / "xdist", monkeypatch, "-n", "2")
     assert sorted(xdist) == ["controller", "gw0", "gw1"]
-    controller = xdist.pop("controller")
-    assert holding(controller, CASE_HOOKS) == set(), controller  # an xdist controller runs no case
+    controller, controller_hooks = role_of(xdist["controller"])
+    assert controller == "pytest_apps.plugin.distribution.XdistController"
+    assert XDIST_HOOKS <= controller_hooks and not controller_hooks & CASE_HOOKS  # it runs no case
     assert xdist["gw0"] == xdist["gw1"]
-    worker = xdist["gw0"]
-    assert holding(worker, CONTROLLER_HOOKS) == set(), worker
-    assert set(controller).isdisjoint(worker)  # no class plays both roles
-    (case_plugin,) = holding(worker, CASE_HOOKS)
+    worker, worker_hooks = role_of(xdist["gw0"])
+    assert worker == "pytest_apps.plugin.worker.LocalWorker"
+    assert CASE_HOOKS <= worker_hooks and not worker_hooks & CONTROLLER_HOOKS
 
-    # without xdist: the controller's plugin and the case-running one, the same classes, registered together
-    # (and not xdist's wiring)
-    alone = registered(sample_project, tmp_path / "alone", monkeypatch, "-p", "no:xdist")["controller"]
-    assert case_plugin in alone and alone[case_plugin] == worker[case_plugin]
-    assert set(alone) - {case_plugin} < set(controller)
-    assert holding(alone, CONTROLLER_HOOKS) and holding(alone, XDIST_HOOKS) == set()
-    for plugins in (controller, worker, alone):
-        both = holding(plugins, CONTROLLER_HOOKS) & holding(plugins, CASE_HOOKS)
-        assert both == set(), f"{both} hold hooks of the controller and of the case-running side"
+    # without xdist: one object, the controller that also collects its cases (and has none of xdist's hooks)
+    alone, alone_hooks = role_of(registered(sample_project, tmp_path / "alone", monkeypatch,
+                                            "-p", "no:xdist")["controller"])
+    assert alone == "pytest_apps.plugin.controller.LoneController"
+    assert (CONTROLLER_HOOKS - XDIST_HOOKS) | CASE_HOOKS <= alone_hooks and not alone_hooks & XDIST_HOOKS
 
 
-def test_a_remote_worker_registers_the_workers_plugins_with_its_own_collection(
+def test_a_remote_worker_registers_its_own_role_which_collects_from_the_plan(
         sample_project: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         tmp_path_factory: pytest.TempPathFactory) -> None:
     sample_project.makepyfile(role_probe=PROBE)
     far = tmp_path_factory.mktemp("remote-cwd")
     mixed = registered(sample_project, tmp_path / "mixed", monkeypatch, "--tx", "popen",
                        "--tx", f"popen//chdir={far}", "--dist", "loadscope")
-    local, remote = mixed["gw0"], mixed["gw1"]
-    assert holding(remote, CONTROLLER_HOOKS) == set(), remote
-    assert set(mixed["controller"]).isdisjoint(remote)
-    (local_cases,) = holding(local, CASE_HOOKS)
-    (remote_cases,) = holding(remote, CASE_HOOKS)
-    assert remote_cases != local_cases  # it collects from the plan, not from this machine's files
-    assert set(remote) - {remote_cases} == set(local) - {local_cases}  # the rest: the worker's own plugin
+    assert role_of(mixed["controller"])[0] == "pytest_apps.plugin.distribution.XdistController"
+    assert role_of(mixed["gw0"])[0] == "pytest_apps.plugin.worker.LocalWorker"
+    remote, remote_hooks = role_of(mixed["gw1"])
+    assert remote == "pytest_apps.plugin.worker.RemoteWorker"  # it collects from the plan, not this machine's files
+    assert "pytest_collect_directory" in remote_hooks and not remote_hooks & CONTROLLER_HOOKS
 
 
 @pytest.mark.parametrize("first", ["xdist", "apps"])
@@ -103,5 +104,6 @@ def test_the_controller_registers_xdists_wiring_whichever_plugin_pytest_loads_fi
     controller's wiring (our scheduler, a lost worker's case run again) must not depend on which came first."""
     sample_project.makepyfile(role_probe=PROBE)
     controller = registered(sample_project, tmp_path / first, monkeypatch, "-p", first, "-n", "2")["controller"]
-    assert holding(controller, XDIST_HOOKS), controller
-    assert holding(controller, CASE_HOOKS) == set(), controller
+    name, hooks = role_of(controller)
+    assert name == "pytest_apps.plugin.distribution.XdistController"
+    assert XDIST_HOOKS <= hooks and not hooks & CASE_HOOKS, controller

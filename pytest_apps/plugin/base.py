@@ -1,8 +1,8 @@
-"""What the controller's plugin object (controller.py) and a worker's (worker.py) share, as a small base class: the
-process's run state, SIGINT and SIGTERM on the run (interrupts.py), pytest's reports packed for another process
-(transport.py), the run's header lines, and what the process puts away at the end (its executor, its machine's
-pool of execution slots, a plan it made). Nothing here asks which role the process plays: where the roles
-differ, each class says so itself.
+"""What every role object shares, as a small base class (`Role`): the process's run state (put where items read
+it), SIGINT and SIGTERM on the run (interrupts.py), pytest's reports packed for another process (transport.py),
+the run's header lines, and what the process puts away at the end (its executor, its machine's pool of execution
+slots, a plan it made). Nothing here asks which role the process plays: where the roles differ, each class says
+so itself (controller.py, distribution.py, worker.py).
 """
 
 from __future__ import annotations
@@ -18,18 +18,26 @@ from ..executor.slots import remove_pool
 from . import transport
 from .interrupts import Interrupts
 from .plan import remove_plan
-from .state import RunState
+from .state import STATE_KEY, RunState
 
 ISOLATION_KEY = "apps_isolation"  # workeroutput: the isolation layers of a worker that ran cases
 SPEED_KEY = "apps_machine_speed"  # workeroutput: its machine's speed figure (executor/machine.py), or None
 
 
-class RunPlugin:
-    """The hooks every pytest process of an active run has, whatever its role."""
+class Role:
+    """The hooks every pytest process of an active run has, whatever its role. A role's class builds its state
+    and itself in its `start` (roles.activate picks the class); `runs_cases`: whether a process of this role
+    runs cases (its executor starts as soon as it exists); `owns_plan`: whether it made the plan folder, and
+    removes it at the end."""
 
-    def __init__(self, config: pytest.Config, run_name: str, hurry: Callable[[], None] | None = None) -> None:
+    runs_cases = True
+
+    def __init__(self, config: pytest.Config, state: RunState, run_name: str, *, owns_plan: bool = False,
+                 hurry: Callable[[], None] | None = None) -> None:
         self.config = config
-        self.state = RunState.of(config)
+        self.state = state
+        config.stash[STATE_KEY] = state  # (items read it there: collect.py)
+        self.owns_plan = owns_plan
         self.run_name = run_name  # names this run's pools of execution slots (one per machine its workers run on)
         self.signal: str | None = None  # the signal that interrupted the run
         self.finishing = False  # the session is ending: a signal now no longer interrupts it (interrupts.py)
@@ -38,6 +46,14 @@ class RunPlugin:
         if threading.current_thread() is threading.main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self._handlers[sig] = signal.signal(sig, self._interrupted)
+
+    @classmethod
+    def warm(cls, config: pytest.Config, state: RunState) -> None:
+        """Start the executor of a role that runs cases as soon as its state exists: the server's start and the
+        zygote's preload overlap this process's collection (and, on a worker, the controller's scheduling) rather
+        than following them, where the first item would wait for all of it."""
+        if cls.runs_cases and not config.option.collectonly:
+            state.executor.start()
 
     def _interrupted(self, signum: int, frame: Any) -> None:
         """SIGINT or SIGTERM: the first stops the run as Ctrl-C does (the reports are written, and say so; the
@@ -99,5 +115,5 @@ class RunPlugin:
         self.put_away()
         self.state.close()
         remove_pool(self.run_name)  # this machine's pool, if its workers made one (they all end together)
-        if self.state.owns_plan:
+        if self.owns_plan:
             remove_plan(self.state.plan.folder)

@@ -1,11 +1,12 @@
-"""The case-running side's collection, as plugin objects: registered in every process that collects and runs
-cases (the only process of a run without xdist, beside the controller's plugin; each xdist worker, beside the
-worker's). `CasePlugin` collects this machine's candidate files and folders as the plan names them;
-`RemoteCasePlugin`, on a worker on another machine, collects from the plan alone (collect.PlanRoot).
+"""How a role that runs cases collects them, as two mixins of its class: `CollectsHere` (the only process of a run
+without xdist, and each xdist worker on the controller's machine) collects this machine's candidate files and
+folders as the plan names them; `CollectsFromPlan` (a worker on another machine) collects from the plan alone
+(collect.PlanRoot). An xdist controller, which runs no case, has neither.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,8 @@ import pytest
 
 from . import nodeids
 from .collect import CandidateDir, CandidateFile, PlanRoot, home_of, remote_selected
-from .state import RemoteWorkerState, RunState
+from .remote import RemoteFile
+from .state import RunState
 
 
 def narrowed(item: pytest.Item, args: list[nodeids.Argument]) -> bool:
@@ -24,19 +26,22 @@ def narrowed(item: pytest.Item, args: list[nodeids.Argument]) -> bool:
     return nodeids.reaches(args, node.path, names)
 
 
-class CasePlugin:
+class CollectsHere:
     """Collection where the candidate files lie: only our collector takes them, and the command line narrows
     what it asked for below the candidates' folder."""
 
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.state = RunState.of(config)
-        self.files = {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
+    config: pytest.Config
+    state: RunState
+
+    @functools.cached_property
+    def candidate_files(self) -> dict[str, Any]:
+        """The plan's candidate files and folders by resolved path, with their problems and candidates."""
+        return {str(Path(f).resolve()): entries for f, entries in self.state.plan.by_file().items()}
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
         collected = yield
-        entries = self.files.get(str(file_path.resolve()))
+        entries = self.candidate_files.get(str(file_path.resolve()))
         if entries is None:
             return collected
         # Only our collector may take a candidate file: pytest's python plugin would import a
@@ -47,32 +52,35 @@ class CasePlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
-        entries = self.files.get(str(path.resolve()))  # the candidates' folder: its problems without code
+        entries = self.candidate_files.get(str(path.resolve()))  # the candidates' folder: its problems without code
         if entries is None:
             return None
         return CandidateDir.from_parent(parent, path=path, entries=entries,
                                         nodeid=nodeids.outside_nodeid(path, self.config.rootpath))
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        if self.state.narrow:  # what the arguments asked for below the candidates' folder (folder_arguments)
+    @pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_narrow(self, items: list[pytest.Item]) -> None:
+        """What the arguments asked for below the candidates' folder (nodeids.folder_arguments). (Its own name:
+        the controller's class has a `pytest_collection_modifyitems` of its own; `specname` names the hook.)"""
+        if self.state.narrow:
             items[:] = [item for item in items if narrowed(item, self.state.narrow)]
 
 
-class RemoteCasePlugin(CasePlugin):
+class CollectsFromPlan:
     """On a worker that cannot see the controller's files: the items come from the plan (at the rootdir), and
     the controller's command line narrows them."""
 
-    state: RemoteWorkerState
+    config: pytest.Config
+    remote_files: list[RemoteFile]  # the candidate files the controller named (the worker's, remote.worker_setup)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
         if path != self.config.rootpath:
             return None
-        return PlanRoot.from_parent(parent, path=path, files=self.state.remote_files)
+        return PlanRoot.from_parent(parent, path=path, files=self.remote_files)
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+    @pytest.hookimpl(tryfirst=True, specname="pytest_collection_modifyitems")
+    def pytest_collection_modifyitems_narrow(self, items: list[pytest.Item]) -> None:
         """What the controller's command line named (`file::names`), as pytest's own collection narrows it where
         the files are (silently: those items were never collected there)."""
         items[:] = [item for item in items if remote_selected(item)]

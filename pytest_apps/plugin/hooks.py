@@ -4,8 +4,8 @@ needs (no engine, no judges, no numpy).
 
 The plugin is dormant unless `--apps`, an `--apps-*` selection option, the ini option `apps` or a path in the
 candidates' folder asks for it; dormant, it only keeps pytest from importing candidate code. Turned on, it
-imports `session.py` and registers the two plugin objects that `session.activate` builds for this process: its
-role's (the controller's or a worker's) and, beside it, how its cases run (here, or through xdist's workers).
+imports `roles.py` and registers the one object that `roles.activate` builds for this process: its role's (the
+controller's, a local or a remote worker's), which holds the state and every hook of that role.
 """
 
 from __future__ import annotations
@@ -21,8 +21,7 @@ from .options import (REMOTE_KEY, add_options, candidate_sources, dormant_line, 
 
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
-SESSION = "apps-session"  # the name this process's role plugin is registered under (the run is active)
-BESIDE = "apps-cases"  # the name of the plugin beside it: how this process's cases run
+SESSION = "apps-session"  # the name this process's role object is registered under (the run is active)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -58,11 +57,9 @@ def pytest_configure(config: pytest.Config) -> None:
         if not worker:
             config.stash[DORMANT_KEY] = dormant_line(config.getini, config.inipath)
         return
-    from .session import activate  # (the engine, the judges, the dataset readers: only for an active run)
+    from .roles import activate  # (the engine, the judges, the dataset readers: only for an active run)
 
-    role, beside = activate(config, worker)
-    config.pluginmanager.register(role, SESSION)
-    config.pluginmanager.register(beside, BESIDE)
+    config.pluginmanager.register(activate(config, worker), SESSION)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -104,6 +101,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> Any:
         return collected
     if not parent.config.pluginmanager.has_plugin(SESSION):
         return []  # dormant: none of these is ours
-    from .collect import CandidateFile  # (active: loaded with session.py)
+    from .collect import CandidateFile  # (active: loaded with roles.py)
 
     return [node for node in collected if isinstance(node, CandidateFile)]

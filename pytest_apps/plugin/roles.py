@@ -1,77 +1,61 @@
-"""Each role's run state built whole, by one plain function taking what that role needs (no pytest config):
+"""The one place a process's role object is chosen and built, once the plugin is on (`hooks.py`, the `pytest11`
+entry point, imports this module only then, so that a pytest run that does not use the plugin pays for none of
+it). As pytest-xdist registers a DSession on its controller and a WorkerInteractor on each worker, each process
+registers exactly one object, of its role's class, which builds its own state and holds every hook of its role:
 
-- `controller_state`: the controller, or the only process without xdist. It built the plan (and owns it),
-  keeps the record store and what happens to its workers.
-- `worker_state`: an xdist worker on the controller's machine. It read the controller's plan folder and runs
-  cases on its CPU and its slot of the machine's pool, as the controller placed it (`workerinput`).
-- `remote_worker_state`: an xdist worker on another machine. The plan came in `workerinput`, the settings with
-  it (not this machine's command line), and each problem's test data comes from the controller (remote.py).
+- `controller.LoneController`: the only process of a run without xdist; it plans, collects, runs and reports;
+- `distribution.XdistController`: xdist's controller; it plans, hands the cases to xdist's workers, and reports;
+- `worker.LocalWorker`: an xdist worker on the controller's machine; it reads the controller's plan folder;
+- `worker.RemoteWorker`: an xdist worker on another machine; the plan came in `workerinput` (remote.py).
 
-`session.activate` reads the command line or `workerinput`, then calls the one that fits.
+Nothing else asks which role a process plays.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import sys
+import time
 from typing import Any
 
-from ..core.settings import Settings
-from ..executor.slots import Slot
-from .cpus import executor_cpu, place_cpu, slot_of
-from .plan import Plan, ProblemTestData
-from .remote import RemoteFile
-from .state import ControllerState, RemoteWorkerState, WorkerState
+import pytest
 
-PLAN_KEY = "apps_plan"  # workerinput: the plan folder's path, for a worker on the controller's machine
-SLOTS_KEY = "apps_slots"  # workerinput: the run's name for its pools of execution slots
-PLACE_KEY = "apps_machine_place"  # workerinput: (the worker's place among its machine's workers, their count)
+from .base import Role
+from .baseline_file import BASELINE_KEY
+from .options import REMOTE_KEY
+from .worker import LocalWorker, RemoteWorker
 
 
-def controller_state(settings: Settings, plan: Plan, *, cpus: Collection[int], workers: int,
-                     explicit: Iterable[str] = (), narrow: Iterable[Any] = ()) -> ControllerState:
-    """`cpus`: the CPUs the run may use here; `workers`: the xdist workers the command line asks for (1
-    without xdist); `explicit`, `narrow`: what the command line named (session.explicit_nodeids,
-    nodeids.folder_arguments)."""
-    return ControllerState(settings, plan, explicit=explicit, narrow=narrow, cpus=len(cpus) or 1, workers=workers,
-                           cpu=executor_cpu(settings.cpu_pinning, None, None, cpus))
-
-
-def worker_state(settings: Settings, plan: Plan, workerinput: dict[str, Any], *, cpus: Collection[int],
-                 explicit: Iterable[str] = (), narrow: Iterable[Any] = (), owns_plan: bool = False) -> WorkerState:
-    """A local xdist worker's: `plan` read from the controller's plan folder, placed as `workerinput` says.
-    (`owns_plan`: the worker of a controller that gave it no plan made its own, and removes it.)"""
-    cpu, workers, slot = placement(settings, workerinput, cpus)
-    return WorkerState(settings, plan, owns_plan=owns_plan, explicit=explicit, narrow=narrow, cpu=cpu,
-                       cpus=len(cpus) or 1, workers=workers, slot=slot)
-
-
-def remote_worker_state(settings: Settings, plan: Plan, files: list[RemoteFile], test_data: ProblemTestData,
-                        workerinput: dict[str, Any], *, cpus: Collection[int]) -> RemoteWorkerState:
-    """A remote worker's, from what remote.worker_setup read out of `workerinput`: the plan, the controller's
-    settings, the candidate files to collect and the controller as the source of the test data. The node ids
-    the controller's command line named always run; a copy of the controller's checker folder is removed
-    when the worker ends."""
-    cpu, workers, slot = placement(settings, workerinput, cpus)
-    copied = [settings.checkers] if settings.checkers != plan.settings.get("checkers") else []
-    explicit = {"::".join([f.ids.nodeid, *names]) for f in files for names in f.selectors if names}
-    return RemoteWorkerState(settings, plan, remote_files=files, temporary=copied, test_data=test_data,
-                             explicit=explicit, cpu=cpu, cpus=len(cpus) or 1, workers=workers, slot=slot)
-
-
-def placement(settings: Settings, workerinput: dict[str, Any],
-              cpus: Collection[int]) -> tuple[int | None, int, Slot | None]:
-    """A worker's CPU, the count of workers it shares its machine with (each machine counts its own), and its
-    slot in the run's pool on this machine (None when the controller named no pool)."""
-    place = workerinput.get(PLACE_KEY)
-    if place is not None:
-        cpu = place_cpu(settings.cpu_pinning, place[0], place[1], cpus)
+def activate(config: pytest.Config, workerinput: dict[str, Any]) -> Role:
+    """Turn the plugin on in this process: its role object, with its state built (for the caller to register)."""
+    started = time.time()
+    # APPS data holds integers longer than the default int/str conversion limit allows.
+    sys.set_int_max_str_digits(0)
+    config.stash[BASELINE_KEY] = None  # (the controller's, when it has one)
+    role: Role
+    if REMOTE_KEY in workerinput:
+        role = RemoteWorker.start(config, workerinput)
+    elif workerinput:
+        role = LocalWorker.start(config, workerinput)
     else:
-        cpu = executor_cpu(settings.cpu_pinning, workerinput.get("workerid"), workerinput.get("workercount"), cpus)
-    workers = int(place[1] if place is not None else workerinput.get("workercount") or 1)
-    slot = None
-    if workerinput.get(SLOTS_KEY):
-        index, count = slot_of(workerinput.get("workerid"), cpus)
-        if place is not None:
-            index = place[0] % count
-        slot = Slot(workerinput[SLOTS_KEY], index, count)
-    return cpu, workers, slot
+        # (the controller's modules, its report writers among them, are imported by the controller alone: a
+        # worker's start goes without them)
+        from .controller import LoneController
+        from .distribution import XdistController
+
+        role = (XdistController if xdist_controller(config) else LoneController).start(config, started)
+    if getattr(config.option, "dist", "no") not in ("no", "loadscope"):
+        # All cases of a candidate stay on one worker (loadscope groups by the node id's parent).
+        config.option.dist = "loadscope"
+    return role
+
+
+def xdist_controller(config: pytest.Config) -> bool:
+    """Whether this process is pytest-xdist's controller, handing the cases to workers. xdist registers its
+    DSession in a last `pytest_configure`, as the plugin turns on in one, and pytest calls the two in the order
+    their plugins were loaded, which differs between environments: so, while it is not registered yet, xdist's
+    own condition on its options (which its `pytest_cmdline_main` settled before any `pytest_configure`)."""
+    if config.pluginmanager.has_plugin("dsession"):
+        return True
+    option = config.option
+    return (not getattr(config, "workerinput", None) and not option.collectonly
+            and getattr(option, "dist", "no") != "no" and bool(getattr(option, "tx", None)))

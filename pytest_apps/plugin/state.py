@@ -1,11 +1,12 @@
-"""What one pytest process holds for the run, by its role: a common core (settings, the plan, its test data,
-the executor and the judging) and what only the controller, or only a worker, has. `roles.py` builds each
-whole; hooks and items read it with `RunState.of(config)`."""
+"""What one pytest process holds for the run: the settings, the plan, its test data, the executor and the judging
+(`RunState`, the same whatever the process's role), and what the controller learns of its xdist workers
+(`ControllerState`). Each role's object (controller.py, distribution.py, worker.py) builds its state and puts it
+in the config's stash, where items read it with `RunState.of(config)`; what only one role has otherwise lives on
+its object."""
 
 from __future__ import annotations
 
 import functools
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,12 @@ class RunState:
     slot), the judging, and the cases that ran here."""
 
     def __init__(
-        self, settings: Settings, plan: Plan, *, owns_plan: bool = False, test_data: ProblemTestData | None = None,
+        self, settings: Settings, plan: Plan, *, test_data: ProblemTestData | None = None,
         explicit: Iterable[str] = (), narrow: Iterable[Any] = (), cpu: int | None = None, cpus: int = 1,
         workers: int = 1, slot: Slot | None = None,
     ) -> None:
         self.settings = settings
         self.plan = plan
-        self.owns_plan = owns_plan  # whether this process made the plan folder, and removes it at the end
         # where a problem's test data comes from: the plan's files, or the controller (remote.ControllerTestData)
         self.test_data: ProblemTestData = test_data if test_data is not None else PlanTestData(plan)
         self.explicit = set(explicit)  # node ids named on the command line: they always run
@@ -142,15 +142,14 @@ class RunState:
 
 
 class ControllerState(RunState):
-    """The controller's (or the only process's): it planned the run and owns the plan; with xdist, it also
-    keeps what happened to its workers, for the reports. (Its record store is the Ledger, ledger.py.)"""
+    """The controller's (or the only process's): with xdist, it also keeps what happened to its workers, for the
+    reports. (Its record store, the Ledger, and the report's lock are its role object's: controller.py.)"""
 
     def __init__(self, settings: Settings, plan: Plan, **core: Any) -> None:
-        super().__init__(settings, plan, owns_plan=True, **core)
+        super().__init__(settings, plan, **core)
         self.workers_down: list[dict[str, Any]] = []  # xdist workers lost mid-run (gateways.down_record)
         self.cases_not_run = 0  # with a worker lost: the selected cases that never ran anywhere
         self.remote_isolation: dict[str, list[str]] = {}  # other machines' isolation layers
-        self.report_lock: Any = None  # the report's lock (outputs.ReportLock), held from before the plan to the end
 
     def worker_lost(self, down: dict[str, Any]) -> None:
         self.workers_down.append(down)
@@ -180,23 +179,3 @@ class ControllerState(RunState):
         """With a worker lost: how many selected cases never ran anywhere."""
         self.cases_not_run = cases
 
-
-class WorkerState(RunState):
-    """An xdist worker's on the controller's machine: it reads the controller's plan folder and runs its cases
-    on its slot of the machine's pool."""
-
-
-class RemoteWorkerState(WorkerState):
-    """An xdist worker's on another machine: the plan came in `workerinput`, its test data comes from the
-    controller, and it collects the candidate files the controller named (remote.RemoteFile)."""
-
-    def __init__(self, settings: Settings, plan: Plan, *, remote_files: list[Any], temporary: Iterable[str] = (),
-                 **core: Any) -> None:
-        super().__init__(settings, plan, **core)
-        self.remote_files = remote_files
-        self.temporary = list(temporary)  # folders made here for the run (a checker folder), removed at the end
-
-    def close(self, wait: bool = True) -> None:
-        super().close(wait=wait)
-        while self.temporary:  # (the checkers run in this process: nothing of the server's needs them)
-            shutil.rmtree(self.temporary.pop(), ignore_errors=True)
