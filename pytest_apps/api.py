@@ -37,6 +37,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
+from .core.wording import counted
 from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
@@ -201,7 +202,9 @@ def load_problems(
         absent = _absent_ids_text(parsed.missing, dataset, split, revision, loaded.source.dataset)
         if not parsed.problems:
             raise ValueError(absent)
-        warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=2)
+        loaded = len(parsed.problems)
+        were = "was" if loaded == 1 else "were"
+        warnings.warn(f"{absent}; the {counted(loaded, 'other')} {were} loaded", UserWarning, stacklevel=2)
     if (since or until) and not parsed.problems and not parsed.skipped:
         raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
     _keep_test_data(loaded)
@@ -404,7 +407,7 @@ class Evaluator:
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)
         if len(labels) != len(work):
-            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+            raise ValueError(f"names: {counted(len(labels), 'name')} for {counted(len(work), 'pair')}")
         for problem, program in work:
             self._check(problem, program)
         if not work:
@@ -448,7 +451,7 @@ class Evaluator:
         work = list(pairs)
         labels: list[str | None] = list(names) if names is not None else [None] * len(work)
         if len(labels) != len(work):
-            raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+            raise ValueError(f"names: {counted(len(labels), 'name')} for {counted(len(work), 'pair')}")
         if budget is not None and budget <= 0:
             raise ValueError(f"budget: {budget} must be more than 0 seconds (or None for no budget)")
         for problem, program in work:
