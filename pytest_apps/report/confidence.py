@@ -175,9 +175,9 @@ def figure_texts(figures: Any) -> dict[str, Any]:
         for name, t in (f.get(key) or {}).items():
             if not t.get("problems"):
                 continue
-            counted = counted_by_name.get(name) or {}
-            counts = counts_text(t.get("passed", 0), t["problems"], counted.get("samples"),
-                                 counted.get("samples_passing"), sampled)
+            tally = counted_by_name.get(name) or {}
+            counts = counts_text(t.get("passed", 0), t["problems"], tally.get("samples"),
+                                 tally.get("samples_passing"), sampled)
             if not sampled:
                 counts = f"{t.get('passed', 0)}/{t['problems']}"
             text = ci_text((ci.get(key) or {}).get(name), level)

@@ -288,10 +288,10 @@ def _groups(f: Mapping[str, Any], key: str, title: str, names: list[str]) -> str
         t = per_tier[name] or {}
         n, passed, acc = t.get("problems", 0), t.get("passed", 0), t.get("strict_accuracy")
         width = 0.0 if acc is None else max(0.0, min(100.0, 100 * acc))
-        counted = tier_samples.get(name) or {}
+        tally = tier_samples.get(name) or {}
         count = f"{passed} / {n}"
-        if sampled and counted.get("samples") is not None:
-            count = counts_text(passed, n, counted["samples"], counted.get("samples_passing"), True)
+        if sampled and tally.get("samples") is not None:
+            count = counts_text(passed, n, tally["samples"], tally.get("samples_passing"), True)
         rows.append(
             f'<div class="tier{" empty" if not n else ""}" data-tier="{esc(name)}" data-accuracy="{esc(acc)}">'
             f'<span class="tn">{esc(name)}</span>'

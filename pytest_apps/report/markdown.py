@@ -79,8 +79,8 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
         counted_by_name = f.get(SAMPLES_OF[key]) or {}
         for name, t in (f.get(key) or {}).items():
             if t.get("problems"):
-                counted = counted_by_name.get(name) or {}
-                passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
+                tally = counted_by_name.get(name) or {}
+                passed = _passed(t["passed"], tally.get("samples_passing"), tally.get("samples"), sampled)
                 lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                              f"{range_text((ci.get(key) or {}).get(name))} |")
     if f.get("unscored"):
