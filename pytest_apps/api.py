@@ -202,9 +202,9 @@ def load_problems(
         absent = _absent_ids_text(parsed.missing, dataset, split, revision, loaded.source.dataset)
         if not parsed.problems:
             raise ValueError(absent)
-        loaded = len(parsed.problems)
-        were = "was" if loaded == 1 else "were"
-        warnings.warn(f"{absent}; the {counted(loaded, 'other')} {were} loaded", UserWarning, stacklevel=2)
+        others = len(parsed.problems)
+        were = "was" if others == 1 else "were"
+        warnings.warn(f"{absent}; the {counted(others, 'other')} {were} loaded", UserWarning, stacklevel=2)
     if (since or until) and not parsed.problems and not parsed.skipped:
         raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
     _keep_test_data(loaded)
