@@ -37,6 +37,7 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
+from .core.wording import counted
 from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
@@ -211,7 +212,9 @@ def _check_loaded(loaded: problem_index.Loaded, dataset: Any, split: str, revisi
         absent = _absent_ids_text(parsed.missing, dataset, split, revision, loaded.source.dataset)
         if not parsed.problems:
             raise ValueError(absent)
-        warnings.warn(f"{absent}; the {len(parsed.problems)} others were loaded", UserWarning, stacklevel=3)
+        others = len(parsed.problems)
+        were = "was" if others == 1 else "were"
+        warnings.warn(f"{absent}; the {counted(others, 'other')} {were} loaded", UserWarning, stacklevel=3)
     if (selection.since or selection.until) and not parsed.problems and not parsed.skipped:
         raise ValueError(_empty_window_text(dataset, split, revision, selection, loaded.source.dataset))
 
@@ -270,7 +273,7 @@ def _labels(work: list[tuple[Problem, str | None]], names: Sequence[str | None] 
     """One program name (or None) per pair: `names` checked against the pairs, or none given."""
     labels: list[str | None] = list(names) if names is not None else [None] * len(work)
     if len(labels) != len(work):
-        raise ValueError(f"names: {len(labels)} names for {len(work)} pairs")
+        raise ValueError(f"names: {counted(len(labels), 'name')} for {counted(len(work), 'pair')}")
     return labels
 
 

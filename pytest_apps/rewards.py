@@ -54,6 +54,7 @@ from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_fr
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
 from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, LIMIT_MODES
+from .core.wording import counted
 from .dataset import table
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
@@ -167,7 +168,7 @@ def shape_of(result: ProblemResult | None, shape: str) -> RewardDetail:
             return RewardDetail(0.0, result.verdict, reason=result.reason, **base)
     elif harness == 0 and result.tests_run == result.tests_total and result.tests_total > 0:
         return RewardDetail(result.tests_passed / result.tests_total, result.verdict, reason=result.reason, **base)
-    why = result.reason if harness else f"{result.tests_total - result.tests_run} tests did not run"
+    why = result.reason if harness else f"{counted(result.tests_total - result.tests_run, 'test')} did not run"
     return RewardDetail(None, HARNESS if harness else NOT_SCORED, reason=why, **base)
 
 
@@ -185,7 +186,7 @@ def _continuous(result: ProblemResult, real_failures: int, harness: int, base: d
         passed = sum(kind == PASS for kind in first.values())
         return RewardDetail(passed / count, result.verdict, reason=result.reason, **base)
     fault = RUN_HARNESS_ERROR in first.values() or (real_failures == 0 and harness > 0)
-    why = result.reason if fault else f"{count - len(first)} of the first {count} tests did not run"
+    why = result.reason if fault else f"{count - len(first)} of the first {counted(count, 'test')} did not run"
     return RewardDetail(None, HARNESS if fault else NOT_SCORED, reason=why, **base)
 
 
@@ -326,7 +327,7 @@ class CodeReward:
     def score(self, texts: Sequence[str | None], problems: Sequence[Problem | str]) -> list[RewardDetail]:
         """Rewards for model texts on their problems (a `Problem`, or a string saying why there is none)."""
         if len(texts) != len(problems):
-            raise ValueError(f"{len(texts)} completions for {len(problems)} problems")
+            raise ValueError(f"{counted(len(texts), 'completion')} for {counted(len(problems), 'problem')}")
         started = time.monotonic()
         details: list[RewardDetail | None] = [None] * len(texts)
         first: dict[tuple[int, str | None], int] = {}  # (problem, program) -> the completion that runs it
@@ -692,7 +693,7 @@ def _verl_results(details: Sequence[RewardDetail]) -> list[dict[str, Any]]:
         if len(details) == 1:
             raise NotScored(f"pytest-apps: no reward ({missing[0].verdict}: {missing[0].reason})")
         why = Counter(d.verdict for d in missing)
-        raise NotScored(f"pytest-apps: {len(missing)} of {len(details)} completions have no reward "
+        raise NotScored(f"pytest-apps: {len(missing)} of {counted(len(details), 'completion')} have no reward "
                         f"({', '.join(f'{k}: {v}' for k, v in sorted(why.items()))}; first: {missing[0].reason})")
     figures = batch_figures(details)
     batch = {mine: figures[theirs] for mine, theirs in _VERL_BATCH.items()}

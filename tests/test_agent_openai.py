@@ -30,6 +30,7 @@ class FakeChat:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.fail_first = 0  # answer 503 to this many requests first (retries)
+        self.retry_after: str | None = "0"  # the 503's Retry-After header (None: none, the client backs off)
         self.hang = threading.Event()  # set: a prompt without "two integers" waits until `release` is set
         self.release = threading.Event()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -56,7 +57,8 @@ class FakeChat:
                 if fake.fail_first:
                     fake.fail_first -= 1
                     self.send_response(503)
-                    self.send_header("Retry-After", "0")
+                    if fake.retry_after is not None:
+                        self.send_header("Retry-After", fake.retry_after)
                     self.end_headers()
                     return
                 prompt = body["messages"][0]["content"]
@@ -189,19 +191,29 @@ def test_a_missing_model_is_one_line_before_anything_runs(pytester: pytest.Pytes
     assert chat.requests == [] and "no code" not in result.stdout.str()
 
 
-def test_an_endpoint_that_is_down_stops_the_step_after_a_few_identical_failures(pytester: pytest.Pytester):
-    """Six problems against a closed port: the first three fail alike, then the step stops with one line (not
-    six problems' retries with backoff), and the failures it saw are kept to be asked again."""
-    url = f"http://127.0.0.1:{closed_port()}/v1"
-    started = time.monotonic()
-    result = run(pytester, "--apps-dataset=sample", "--apps-agent=pytest_apps.agents:openai_chat",
-                 "--apps-model=m1", f"--apps-base-url={url}", "--apps-concurrency=1")
-    took = time.monotonic() - started
+BACKOFF = 1 + 2 + 4  # seconds one request waits between its four attempts (no Retry-After)
+
+
+@pytest.mark.parametrize("down", ["refused", "503"])
+def test_an_endpoint_that_is_down_stops_the_step_after_a_few_identical_failures(pytester: pytest.Pytester, down):
+    """Six problems, one at a time, against a closed port or a server answering 503 without Retry-After: the
+    first problem's request goes through its retries with backoff, the next two fail at their one attempt, and
+    the step stops with one line naming the endpoint (not three or six problems' backoffs); the failures it saw
+    are kept to be asked again."""
+    with FakeChat() as chat:
+        chat.fail_first, chat.retry_after = 10**6, None
+        url = chat.url if down == "503" else f"http://127.0.0.1:{closed_port()}/v1"
+        why = "HTTP 503: Service Unavailable" if down == "503" else "[[]Errno 111[]] Connection refused"
+        started = time.monotonic()
+        result = run(pytester, "--apps-dataset=sample", "--apps-agent=pytest_apps.agents:openai_chat",
+                     "--apps-model=m1", f"--apps-base-url={url}", "--apps-concurrency=1")
+        took = time.monotonic() - started
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
         "ERROR: --apps-agent: generation stopped: the agent failed the same way for 3 problems in a row (ChatError: "
-        f"{url}/chat/completions: [[]Errno 111[]] Connection refused); 3 problems were not asked. Fix the cause*"])
-    assert took < 60, took  # three problems' retries (about 7 s each), not six
+        f"{url}/chat/completions: {why}); 3 problems were not asked. Fix the cause*"])
+    assert len(chat.requests) == (4 + 1 + 1 if down == "503" else 0)
+    assert took < 2 * BACKOFF, took  # the first problem's backoff and the run around it, not one per problem
     folder = pytester.path / "apps-generations" / "pytest_apps.agents_openai_chat-m1"
     assert len(list(folder.glob("*.md"))) == 3
 

@@ -108,7 +108,8 @@ def test_the_4001_checker_accepts_the_pair_in_either_order_only():
     assert check("20 8\n") == (True, "") and check("8 20") == (True, "")
     assert check("20 4") == (False, "the divisors of 20 and 4 are not the input list")
     assert check("20 3") == (False, "20 and 3 are not both in the input list")
-    assert check("20") == (False, "1 tokens; expected two numbers")
+    assert check("20") == (False, "1 token; expected two numbers")
+    assert check("20 8 4") == (False, "3 tokens; expected two numbers")
 
 
 def test_the_4003_checker_accepts_other_optimal_answers_only():

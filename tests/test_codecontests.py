@@ -62,7 +62,7 @@ def test_a_row_missing_a_field_or_with_uneven_tests_is_skipped_with_its_reason(s
     problems = load_problems(str(path), max_tests=1)
     reasons = {s.problem_id: s.reason for s in problems.skipped}
     assert [p.id for p in problems] == ["1575_A"]
-    assert reasons["9_Z"] == "generated_tests has 1 inputs and 0 outputs"
+    assert reasons["9_Z"] == "generated_tests has 1 input and 0 outputs"
     assert reasons["2"].startswith(f"{path} line 3: a CodeContests row without name (it holds cf_contest_id")
 
 

@@ -270,5 +270,6 @@ def test_collect_only_prints_no_run_summary_and_writes_no_report(sample_project:
     out = result.stdout.str()
     assert "solutions/900001.py::test_0" in out
     assert "APPS summary" not in out and "never ran" not in out and "without a verdict" not in out
+    assert "no report written" not in out  # (it selects every case: no line says it selects none)
     written = [p for p in sample_project.path.rglob("*") if p.is_file() and p.parent.name == "reports"]
     assert written == [] and not (sample_project.path / "r.md").exists()

@@ -510,6 +510,30 @@ def test_a_dataset_whose_rows_are_all_unusable_is_one_line_and_keeps_the_report(
     assert (reports / "apps-report.json").read_text() == '{"a complete report": true}\n'
 
 
+@pytest.mark.parametrize(("workers", "pasted", "status"), [
+    ("0", ("solutions/900001.py::900001::test_99",), pytest.ExitCode.USAGE_ERROR),  # a wrong case index
+    ("2", ("--apps-only=900001", "solutions/900002.py::900002::test_0"),  # a problem outside the selection
+     pytest.ExitCode.NO_TESTS_COLLECTED),
+])
+def test_a_pasted_node_id_that_names_no_test_leaves_every_report_and_the_junit_file(
+        project: pytest.Pytester, workers: str, pasted: tuple[str, ...], status: int) -> None:
+    """pytest's --junitxml writer would replace the last run's file with an empty suite, and (under xdist, where
+    the workers find nothing) our reports would be written again from the records."""
+    outputs = ("--junitxml=j.xml", "--apps-markdown=r.md", "--apps-html=r.html")
+    full = run(project, *SAMPLE, *outputs)
+    assert full.ret == 0, full.stdout.str()[-3000:]
+    files = [project.path / name for name in ("j.xml", "r.md", "r.html", "reports/apps-report.json")]
+    before = {path: path.read_bytes() for path in files}
+    assert b'tests="27"' in before[files[0]]
+    result = run(project, *SAMPLE, "-n", workers, *outputs, *pasted)
+    assert result.ret == status, result.stdout.str()[-3000:]
+    result.stdout.fnmatch_lines(["apps: no report written: the command line selects no case of this run (an "
+                                 "earlier report stays as it was, and so does --junitxml's j.xml: pytest's empty "
+                                 f"one goes to {os.devnull})"])
+    assert {path: path.read_bytes() for path in files} == before
+    assert not list(project.path.rglob("*.incomplete.*"))
+
+
 def test_a_node_id_that_selects_no_case_writes_no_report(pytester: pytest.Pytester) -> None:
     """Candidates outside the rootdir: a node id pasted that pytest cannot take selects nothing; a report of
     nothing, "complete", would replace the last one."""

@@ -24,6 +24,7 @@ import re
 import warnings
 
 from ..core.outcome import GENERATION_FAILED
+from ..core.wording import counted
 
 _THINK_END = re.compile(r"</think\s*>", re.IGNORECASE)
 # An opening fence at the start of a line (up to 3 spaces of indent, as CommonMark allows), its info
@@ -109,7 +110,7 @@ def missing_code(text: str | None) -> str:
     found = blocks(answer)
     if not found:
         return f"no ```python fenced block{where}"
-    return (f"none of its {len(found)} fenced block{'s' if len(found) > 1 else ''}{where} holds Python that parses "
+    return (f"none of its {counted(len(found), 'fenced block')}{where} holds Python that parses "
             "(looked for ```python or ```py, then bare ```)")
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.outcome import GENERATION_FAILED
+from ..core.wording import counted
 from ..dataset.problems import CALL
 from .extract import FAILED_MARK
 from .sources import CandidateError
@@ -448,10 +449,12 @@ def ask_all(agent: Agent, todo: Sequence[AgentProblem], concurrency: int, timeou
         written(problem, texts)
         streak = _streak(streak, texts)
         if len(streak) >= STOP_AFTER:
+            left = len(waiting) + len(running)
             raise GenerationStopped(
-                f"--apps-agent: generation stopped: the agent failed the same way for {len(streak)} problems in a "
-                f"row ({streak[0]}); {len(waiting) + len(running)} problems were not asked. Fix the cause (an "
-                "endpoint that is down, a wrong key or model), then run again: the answers received are kept")
+                f"--apps-agent: generation stopped: the agent failed the same way for "
+                f"{counted(len(streak), 'problem')} in a row ({streak[0]}); {counted(left, 'problem')} "
+                f"{'was' if left == 1 else 'were'} not asked. Fix the cause (an endpoint that is down, a wrong key or "
+                "model), then run again: the answers received are kept")
 
 
 def _streak(streak: list[str], texts: list[str]) -> list[str]:

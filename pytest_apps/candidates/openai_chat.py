@@ -23,6 +23,10 @@ from .generation import AgentProblem
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 RETRY_STATUS = (408, 409, 429, 500, 502, 503, 504)
+DOWN_STATUS = (500, 502, 503, 504)  # with a refused or dropped connection: the endpoint is down (429 is not)
+DOWN_FOR = 60.0  # seconds an endpoint that failed a request through every retry gets one attempt per request
+
+_down: dict[str, float] = {}  # endpoint URL -> when a request to it last failed through every retry
 
 
 class ChatError(Exception):
@@ -47,26 +51,41 @@ def chat_settings(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def is_down(url: str) -> bool:
+    """Whether a request to `url` failed through every retry (refused, dropped, a server error) within the last
+    DOWN_FOR seconds, with no success since."""
+    since = _down.get(url)
+    return since is not None and time.monotonic() - since < DOWN_FOR
+
+
 def post_json(url: str, body: dict[str, Any], key: str, timeout: float, retries: int = 3) -> dict[str, Any]:
-    """POST `body` as JSON; retry (with backoff) on rate limits, server errors and dropped connections."""
+    """POST `body` as JSON; retry (with backoff) on rate limits, server errors and dropped connections. An
+    endpoint that is down (`is_down`) gets one attempt, no backoff: it costs the first problem its retries,
+    not every problem (the generation step stops after a few identical failures)."""
     data = json.dumps(body).encode("utf-8")
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
     delay = 1.0
+    retries = 0 if is_down(url) else retries
     for attempt in range(retries + 1):
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
+                answer = response.read()
+            _down.pop(url, None)
+            return json.loads(answer.decode("utf-8"))
         except urllib.error.HTTPError as exc:
-            detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ")
+            detail = exc.read()[:300].decode("utf-8", "replace").replace("\n", " ").strip() or exc.reason
             if exc.code not in RETRY_STATUS or attempt == retries:
+                if exc.code in DOWN_STATUS:
+                    _down[url] = time.monotonic()
                 raise ChatError(f"{url}: HTTP {exc.code}: {detail}") from None
             retry_after = exc.headers.get("Retry-After") if exc.headers else None
             wait = float(retry_after) if retry_after and retry_after.isdigit() else delay
         except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
             if attempt == retries:
+                _down[url] = time.monotonic()
                 raise ChatError(f"{url}: {getattr(exc, 'reason', exc)}") from None
             wait = delay
         except ValueError as exc:

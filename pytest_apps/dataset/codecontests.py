@@ -24,6 +24,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
+from ..core.wording import counted
 from .apps import make_problem, marker
 from .model import Cases, Problem, SkippedRow
 
@@ -110,7 +111,8 @@ def parse(row: dict[str, Any], index: int) -> tuple[Problem, Cases] | SkippedRow
         tests = row.get(f"{name}_tests") or {}
         ins, outs = tests.get("input") or [], tests.get("output") or []
         if len(ins) != len(outs):
-            return SkippedRow(index, pid, f"{name}_tests has {len(ins)} inputs and {len(outs)} outputs")
+            return SkippedRow(index, pid,
+                              f"{name}_tests has {counted(len(ins), 'input')} and {counted(len(outs), 'output')}")
         inputs += [str(x) for x in ins]
         outputs += [str(x) for x in outs]
     for name in TEST_SETS:

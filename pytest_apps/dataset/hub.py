@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from ..core.wording import counted
 from .ranges import SparseParquet
 from .rows import (
     DEFAULT_DATASET,
@@ -344,9 +345,9 @@ def _cached_arrow_shards(listed: list[Path], stop: int | None, where: str) -> It
 
     def cached(i: int) -> Path:
         if not listed[i].is_file():
-            raise DatasetError(f"{where}: {listed[i].name} ({i + 1} of {len(listed)} files of the split) is not in the "
-                               "Hugging Face cache (an earlier run needed only the files before it); run once "
-                               "online to fetch it, or use --apps-limit to stay within the cached rows")
+            raise DatasetError(f"{where}: {listed[i].name} ({i + 1} of {counted(len(listed), 'file')} of the split) is "
+                               "not in the Hugging Face cache (an earlier run needed only the files before it); run "
+                               "once online to fetch it, or use --apps-limit to stay within the cached rows")
         return listed[i]
 
     return _arrow_shards([functools.partial(cached, i) for i in range(len(listed))], stop)

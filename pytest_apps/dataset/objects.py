@@ -24,6 +24,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from ..core.wording import counted
 from . import table
 from .rows import DatasetError, Source, limit_rows, normalize, short_error
 
@@ -84,7 +85,7 @@ def describe(obj: Any) -> str:
         parts.append(str(obj.split))
     rows = getattr(obj, "num_rows", None)
     if isinstance(rows, int):
-        parts.append(f"{rows} row" + ("" if rows == 1 else "s"))
+        parts.append(counted(rows, "row"))
     return f"datasets.{type(obj).__name__}" + (f"({', '.join(parts)})" if parts else "")
 
 

@@ -47,6 +47,7 @@ from typing import Any
 
 from ..candidates.sources import Candidate
 from ..core.record import CaseRecord
+from ..core.wording import counted
 from ..dataset.problems import Cases, Problem
 from ..core.settings import Settings
 from ..executor import Executor
@@ -331,7 +332,7 @@ class RayExecutors:
                 if not inflight:
                     self.refresh(deadline)
                     if not self._actors:
-                        raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
+                        raise ClusterError(f"every Ray node was lost; {counted(len(pending), 'program')} not scored")
                     continue
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
                 done, _ = ray.wait(list(inflight), num_returns=1, timeout=wait)
@@ -353,7 +354,7 @@ class RayExecutors:
                 if lost:
                     self.refresh(deadline)  # a new actor where the node is still alive, within the batch's time
                     if not self._actors and not inflight:
-                        raise ClusterError(f"every Ray node was lost; {len(pending)} programs not scored")
+                        raise ClusterError(f"every Ray node was lost; {counted(len(pending), 'program')} not scored")
             # past the deadline, what is still in flight is left to the actors: each stops at its next case
             if times is not None:
                 times.extend(None if r is None else (sent[i], came[i]) for i, r in enumerate(results))

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core import jsontext
 from ..core.errors import HarnessError
+from ..core.wording import counted
 from ..core.outcome import CHECKER_STEP, OUTPUT_LIMIT, PASS, RUNTIME_ERROR, WRONG_ANSWER, Outcome, Verdict
 from .toolkit import (
     CUT_CHARS,
@@ -274,7 +275,7 @@ def _first_call_difference(expected: Any, got: Any) -> str:
             if not same:
                 return f"item {index}: expected {cut(show_value(e), 80, 1)}, got {cut(show_value(g), 80, 1)}"
         if len(expected) != len(got):
-            return f"length: expected {len(expected)} items, got {len(got)}"
+            return f"length: expected {counted(len(expected), 'item')}, got {len(got)}"
         return "same items, not accepted"
     if type(expected) is not type(got) and not (
         isinstance(expected, (int, float)) and isinstance(got, (int, float))

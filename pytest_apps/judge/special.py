@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.wording import counted
+
 __all__ = ["SEVERAL", "CASE_INSENSITIVE", "FLOAT", "KIND_NAMES", "SpecialJudges", "case_insensitive", "tolerant",
            "stated_tolerance"]
 
@@ -143,7 +145,7 @@ def tolerant(expected: str, got: Any, tolerance: float = DEFAULT_TOLERANCE) -> t
         return False, "no text output"
     want, have = str(expected).split(), got.split()
     if len(want) != len(have):
-        return False, f"{len(have)} tokens; expected {len(want)}"
+        return False, f"{counted(len(have), 'token')}; expected {len(want)}"
     for i, (w, h) in enumerate(zip(want, have)):
         if w == h:
             continue

@@ -122,7 +122,18 @@ def closing_lines(case_files_failed: str, unwritten: list[str], comparison: dict
     return lines
 
 
-NO_REPORT = "apps: no report written: the command line selects no case of this run (an earlier report stays as it was)"
+NO_REPORT = ("apps: no report written: the command line selects no case of this run (an earlier report stays as it "
+             "was{})")
+
+
+def no_report_line(junit: Any, started_in: Path) -> str:
+    """The line saying that the run writes no report. With --junitxml, its file is kept too: pytest's writer
+    (which writes after this) is pointed at the null device, since an empty suite would replace the last run's."""
+    if junit is None:
+        return NO_REPORT.format("")
+    path, junit.logfile = junit.logfile, os.devnull
+    return NO_REPORT.format(f", and so does --junitxml's {os.path.relpath(path, started_in)}: pytest's empty "
+                            f"one goes to {os.devnull}")
 
 
 class Controller(Role):
@@ -177,6 +188,7 @@ class Controller(Role):
         self.run: dict[str, Any] | None = None
         self.unwritten: list[str] = []  # a line for each report that could not be written
         self.case_files_failed = ""  # why failing cases' files could not be written (the first worker's words)
+        self.no_report = ""  # the line that says why the run writes no report (it selects no case)
         super().__init__(config, state, uuid.uuid4().hex[:16], owns_plan=True, hurry=self.stop_workers)
 
     def stop_workers(self) -> None:
@@ -234,7 +246,10 @@ class Controller(Role):
         the records of cases this run did not run taken from the store. `--collect-only` runs nothing: no run,
         no summary, no report."""
         self.finishing = True
-        if session.config.option.collectonly or self.nothing_to_report(session):
+        if session.config.option.collectonly:
+            return
+        if self.nothing_to_report(session):
+            self.no_report = no_report_line(junit_writer(self.config), self.state.started_in)
             return
         if not self.interrupts.received:  # measured by the executor meanwhile; read below (pytest_sessionfinish)
             self.state.ask_speed()
@@ -250,10 +265,13 @@ class Controller(Role):
         add_suite_properties(self.config, run_properties(self.run))
 
     def nothing_to_report(self, session: pytest.Session) -> bool:
-        """Whether the command line named no case of the plan (a node id that selects nothing, a path pytest
-        refused): a report of nothing, "complete", would replace the last one. The run writes none."""
+        """Whether the command line selects no case of the plan (a node id that names no test: a wrong case
+        index, a problem outside the selection; a path pytest refused; `-k` matching nothing): a report of
+        nothing, "complete", would replace the last one, and pytest's --junitxml an empty suite. The run writes
+        none."""
         named = self.config.args_source == pytest.Config.ArgsSource.ARGS and bool(self.config.args)
-        return session.exitstatus == pytest.ExitCode.USAGE_ERROR or (named and not self.ledger.cases)
+        return (session.exitstatus == pytest.ExitCode.USAGE_ERROR or (named and not self.ledger.cases)
+                or self.selected == 0)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -282,8 +300,8 @@ class Controller(Role):
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.summary is None:
-            if self.finishing and self.run is None:
-                terminalreporter.write_line(NO_REPORT, bold=True)
+            if self.no_report:
+                terminalreporter.write_line(self.no_report, bold=True)
             return
         terminalreporter.section("APPS summary")
         for line in terminal_lines(self.state, self.summary, self.run):

@@ -19,6 +19,7 @@ from typing import Any
 from ..candidates.sources import Candidate
 from ..core.outcome import PASS
 from ..core.record import CaseRecord
+from ..core.wording import counted
 from ..dataset.problems import Problem, case_order
 from ..engine.records import JudgeKey, RecordStore, case_digest, case_key
 from . import nodeids
@@ -228,7 +229,7 @@ class Ledger:
             return ""
         lines = sum(n for _, n in self.store.dropped)
         files = ", ".join(os.path.basename(f) for f, _ in self.store.dropped)
-        return f"{lines} damaged or torn record line{'s' if lines != 1 else ''} dropped ({files})"
+        return f"{counted(lines, 'damaged or torn record line')} dropped ({files})"
 
     def close(self, compact: bool) -> None:
         if self.store is None:

@@ -31,6 +31,7 @@ from ..candidates.origins import PROVIDED, Provider, candidates_for, option_warn
 from ..candidates.sources import REFERENCE, Candidate
 from ..core import jsontext
 from ..core.settings import Settings
+from ..core.wording import counted
 from ..dataset import index, table
 from ..dataset.index import cases_path, read_cases
 from ..dataset.problems import Cases, Problem, SkippedRow, absent_tiers_line
@@ -215,7 +216,7 @@ def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0)
     """What a dataset holds, in a few words: its problems' id range and tiers."""
     where = f"{source.get('dataset')}" + (f" split {source['split']}" if source.get("split") else "")
     if not problems:
-        broken = f" ({skipped} row{'s' if skipped != 1 else ''}, none usable)" if skipped else ""
+        broken = f" ({counted(skipped, 'row')}, none usable)" if skipped else ""
         return f"the dataset {where} holds no problem{broken}"
     ids = [p.id for p in problems]
     numeric = all(i.isdigit() for i in ids)
@@ -223,7 +224,7 @@ def data_text(source: dict[str, Any], problems: list[Problem], skipped: int = 0)
     tiers = sorted({p.difficulty for p in problems if p.difficulty})
     dates = sorted(p.date for p in problems if p.date)
     when = f"; contest dates {dates[0][:10]} to {dates[-1][:10]}" if dates else ""
-    return (f"the dataset {where} holds {len(problems)} problem{'s' if len(problems) != 1 else ''} "
+    return (f"the dataset {where} holds {counted(len(problems), 'problem')} "
             f"(ids {span}; tiers {', '.join(tiers) or 'none'}{when})")
 
 

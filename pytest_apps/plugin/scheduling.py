@@ -36,6 +36,8 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
+from ..core.wording import counted
+
 LOW = 2  # a worker with this many unfinished tests or fewer asks for more (loadscope's watermark)
 HEAD = 2  # the victim's unfinished tests never taken: the one it runs and the one it holds as next
 
@@ -284,7 +286,7 @@ class ProblemScheduling(LoadScopeScheduling):
                                             self._waitable(thief))
             if take:
                 self._victim, self._thief = victim, thief
-                self.log(f"{thief} asks {victim} for {len(take)} of its {len(self._queues[victim])} tests")
+                self.log(f"{thief} asks {victim} for {len(take)} of its {counted(len(self._queues[victim]), 'test')}")
                 victim.send_steal(take)
                 return
             if not wait:

@@ -13,6 +13,7 @@ from typing import Any
 from ..core import jsontext
 from ..core.record import CaseRecord
 from ..core.settings import Settings, rerun_args
+from ..core.wording import counted
 from ..core.writing import replacing, written_in_place
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
@@ -85,15 +86,15 @@ def _index_text(src: dict[str, Any]) -> str:
 def header_lines(state: RunState) -> list[str]:
     s, plan = state.settings, state.plan
     src = plan.source
-    cap = "all tests" if s.max_tests <= 0 else f"first {_count(s.max_tests, 'test')}"
+    cap = "all tests" if s.max_tests <= 0 else f"first {counted(s.max_tests, 'test')}"
     memory = "none" if s.memory == 0 else f"{(s.memory or state.limits().memory) / 2**30:g} GiB"
     split = f"split {src['split']}" if src["split"] else f"({ONE_FILE_TEXT})"
     # a problem whose programs are all without code (a failed generation, text without a code block) has none
     with_code = sum(1 for p in plan.problems if any(c.has_code for c in plan.candidates.get(p.id, [])))
     lines = [
         f"apps: dataset {src['dataset']} {split}" + _data_options(src) + _source_version(src) + _index_text(src),
-        f"apps: {_count(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
-        f"{_count(len(plan.skipped), 'row')} skipped",
+        f"apps: {counted(len(plan.problems), 'problem')} ({selection_text(plan.settings)}), {cap} per problem, "
+        f"{counted(len(plan.skipped), 'row')} skipped",
         f"apps: candidates {s.candidates_path} ({with_code} with code); memory limit {memory}"
         + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
@@ -126,13 +127,9 @@ def timing_text(state: RunState) -> str:
     speed = "n/a" if machine["speed"] is None else f"{1000 * machine['speed']:.1f} ms"
     return (
         f"time limit {limits.timeout:g} s{scale} of each program's own time (CPU plus blocked, not waiting for a "
-        f"CPU), wall-clock backstop {limits.wall_backstop:g} s; {_count(machine['cpus'], 'CPU')}, "
-        f"{_count(machine['children_at_once'], 'program')} at once; machine speed {speed}"
+        f"CPU), wall-clock backstop {limits.wall_backstop:g} s; {counted(machine['cpus'], 'CPU')}, "
+        f"{counted(machine['children_at_once'], 'program')} at once; machine speed {speed}"
     )
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _were(n: int) -> str:
@@ -196,24 +193,24 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
         reasons.append({"kind": "internal_error", "text": f"internal error ({crashed})"})
     if workers_lost:
         reasons.append({"kind": "workers_lost", "workers": workers_lost,
-                        "text": f"{workers_lost} worker{'s' if workers_lost != 1 else ''} lost"})
+                        "text": f"{counted(workers_lost, 'worker')} lost"})
     if never_ran:
         reasons.append({"kind": "never_ran", "cases": never_ran,
-                        "text": f"{never_ran} of {_count(cases, 'case')} never ran"})
+                        "text": f"{never_ran} of {counted(cases, 'case')} never ran"})
     if not_selected:
         reasons.append({"kind": "not_selected", "cases": not_selected,
-                        "text": f"{not_selected} of {_count(cases, 'case')} {_were(not_selected)} not selected (node "
+                        "text": f"{not_selected} of {counted(cases, 'case')} {_were(not_selected)} not selected (node "
                                 f"ids, -k, -m, --lf, --deselect) and {'has' if not_selected == 1 else 'have'} no "
                                 "earlier record"})
     if stale:
         reasons.append({"kind": "earlier_records", "cases": stale,
-                        "text": f"{stale} of {_count(cases, 'case')} never ran; "
+                        "text": f"{stale} of {counted(cases, 'case')} never ran; "
                                 + ("its result is an earlier record" if stale == 1 else
                                    "their results are earlier records")})
     harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
     if harness:
         reasons.append({"kind": "harness_error", "cases": harness,
-                        "text": f"{harness} case{'s' if harness != 1 else ''} without a verdict: a harness error (an "
+                        "text": f"{counted(harness, 'case')} without a verdict: a harness error (an "
                                 "executor lost twice, or a checker's fault; the problem is unscored)"})
     section: dict[str, Any] = {
         "complete": not reasons,
@@ -301,11 +298,11 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         return []
     store = run["records"]["store"]
     if store:
-        lines = [f"records: {_count(run['executed'], 'case')} executed, {run['reused']} reused from their records"
+        lines = [f"records: {counted(run['executed'], 'case')} executed, {run['reused']} reused from their records"
                  + (f", {run['carried']} carried from earlier runs (not selected or not reached here)"
                     if run["carried"] else "") + f" (store {store})"]
     else:  # (nothing is reused or carried without a store)
-        lines = [f"records: none kept (--apps-records off); {_count(run['executed'], 'case')} executed"]
+        lines = [f"records: none kept (--apps-records off); {counted(run['executed'], 'case')} executed"]
     if run["records"].get("dropped"):
         lines.append("records: " + run["records"]["dropped"])
     failed = store_failure(run)
@@ -317,7 +314,7 @@ def run_lines(run: dict[str, Any] | None) -> list[str]:
         lines.append("without a verdict: " + ", ".join(f"{c['case']} ({c['why']})" for c in shown[:5]) + more)
     if "rerun_count" in run:
         merged = "its rerun case" if run["rerun_count"] == 1 else f"its {run['rerun_count']} rerun cases"
-        lines.append(f"this run selected {run['selected']} of {_count(run['cases'], 'case')}: the report merges "
+        lines.append(f"this run selected {run['selected']} of {counted(run['cases'], 'case')}: the report merges "
                      f"{merged} into the records of the others")
     if run.get("kept"):
         lines.append(f"the complete report {run['kept']} is kept: this run's reports are written beside the "
@@ -333,7 +330,7 @@ def terminal_lines(state: ControllerState, summary: Summary, run: dict[str, Any]
     lines += summary_lines(summary, reference=reference, report_path=report_path, rerun=rerun_args(state.settings))
     lost = [down_line(down) for down in state.workers_down]
     if state.cases_not_run:
-        lost.append(f"{state.cases_not_run} selected cases never ran because a worker was lost: the run is "
+        lost.append(f"{counted(state.cases_not_run, 'selected case')} never ran because a worker was lost: the run is "
                     "incomplete (exit status 1)")
     return lines + judging_lines(summary, state.settings.judge) + run_lines(run) + lost + bad_input_lines(state)
 
@@ -341,12 +338,12 @@ def terminal_lines(state: ControllerState, summary: Summary, run: dict[str, Any]
 def down_line(down: dict[str, Any]) -> str:
     """A worker lost mid-run, for the terminal: its problems' cases that did not run count as not run."""
     where = f" on {down['machine']}" if down["machine"] != "localhost" else ""
-    count = "an unknown number of" if down["unfinished"] is None else str(down["unfinished"])
+    count = "an unknown number of cases" if down["unfinished"] is None else counted(down["unfinished"], "case")
     crashed = f", running {down['crashed']}" if down["crashed"] else ""
     if down["crashed"] and "run_again" in down:
         crashed += " (run again on another worker)" if down["run_again"] else " (not run again)"
     return (f"worker {down['worker']}{where} went down ({down['error'] or 'no reason given'}){crashed}: "
-            f"{count} cases it had been given had not finished there")
+            f"{count} it had been given had not finished there")
 
 
 def report_document(state: ControllerState, summary: Summary, run: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.settings import DEFAULT_JUDGE
+from ..core.wording import counted
 from ..dataset.table import tier_order
 from .stats import LEVEL, NEWCOMBE, SQUARE_AND_ADD, clopper_pearson, mcnemar_exact, mean_interval, newcombe_paired
 from .stats import square_and_add
@@ -176,7 +177,7 @@ def facts(document: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
     out["judge"] = (judge, str(judge))
     cap = settings.get("max_tests")
     cap = "all" if cap is None or int(cap) <= 0 else int(cap)
-    out["max_tests"] = (cap, f"{cap} tests" if cap != "all" else "all tests")
+    out["max_tests"] = (cap, counted(cap, "test") if cap != "all" else "all tests")
     timeout = settings.get("timeout")
     if timeout is not None:  # the limit a test had: --apps-timeout scaled by --apps-timeout-scale
         timeout = float(timeout) * float(settings.get("timeout_scale") or 1.0)

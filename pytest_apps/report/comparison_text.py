@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.settings import paste_line
+from ..core.wording import counted
 from .confidence import pct, points_text
 from .stats import SQUARE_AND_ADD
 
@@ -27,7 +28,7 @@ def _method(name: str) -> str:
 def side_counts(side: Mapping[str, Any], n: int, sampled: bool) -> str:
     """`3/5`, or with several samples `1 of 8 samples passing` (the side's figure is then an estimate of pass@1)."""
     if sampled and side.get("samples") is not None:
-        return f"{side.get('samples_passing', 0)} of {side['samples']} samples passing"
+        return f"{side.get('samples_passing', 0)} of {counted(side['samples'], 'sample')} passing"
     return f"{side['passed']}/{n}"
 
 
@@ -48,7 +49,7 @@ def baseline_lines(c: Mapping[str, Any]) -> list[str]:
     failing ones come from `newly_failing_lines`, printed last."""
     level = c.get("level")
     n = c["problems"]
-    where = [f"baseline {c['baseline_report']}: {n} problem{'' if n == 1 else 's'} in both runs"]
+    where = [f"baseline {c['baseline_report']}: {counted(n, 'problem')} in both runs"]
     for key, label in (("only_in_baseline", "only in the baseline"), ("only_in_run", "only in this run"),
                        ("unscored", "unscored in one of them (a harness error; left out)")):
         if c.get(key):

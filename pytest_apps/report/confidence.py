@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.wording import counted
 from .passk import pass_at_k
 from .stats import LEVEL, Interval, clopper_pearson
 from .stats import mean_interval as score_interval
@@ -115,15 +116,15 @@ def counts_text(passed: Any, problems: Any, samples: Any = None, samples_passing
                 sampled: bool = False) -> str:
     """What a figure counts: `5/6 problems`, or with several samples `1 of 8 samples passing, 4 problems`."""
     if sampled and samples is not None:
-        return f"{samples_passing or 0} of {samples} samples passing, {problems} problem{'' if problems == 1 else 's'}"
-    return f"{passed}/{problems} problem{'' if problems == 1 else 's'}"
+        return f"{samples_passing or 0} of {counted(samples, 'sample')} passing, {counted(problems, 'problem')}"
+    return f"{passed}/{counted(problems, 'problem')}"
 
 
 def sampled_counts(figures: Any) -> str:
     """`8 samples of 4 problems`: what pass@k with several samples is estimated from."""
     f = figures or {}
     n, total = f.get("problems", 0), (f.get("samples") or {}).get("total", 0)
-    return f"{total} sample{'' if total == 1 else 's'} of {n} problem{'' if n == 1 else 's'}"
+    return f"{counted(total, 'sample')} of {counted(n, 'problem')}"
 
 
 def samples_per_problem(figures: Any) -> str:
@@ -153,7 +154,7 @@ def figure_texts(figures: Any) -> dict[str, Any]:
     label = "pass@1 estimate: " if sampled else ""
 
     unscored = f.get("unscored") or 0
-    left_out = f"; {unscored} unscored problem{'' if unscored == 1 else 's'} left out" if unscored else ""
+    left_out = f"; {counted(unscored, 'unscored problem')} left out" if unscored else ""
 
     def line(value: Any, counts: str, interval: Any) -> str:
         text = ci_text(interval, level)
@@ -174,9 +175,9 @@ def figure_texts(figures: Any) -> dict[str, Any]:
         for name, t in (f.get(key) or {}).items():
             if not t.get("problems"):
                 continue
-            counted = counted_by_name.get(name) or {}
-            counts = counts_text(t.get("passed", 0), t["problems"], counted.get("samples"),
-                                 counted.get("samples_passing"), sampled)
+            tally = counted_by_name.get(name) or {}
+            counts = counts_text(t.get("passed", 0), t["problems"], tally.get("samples"),
+                                 tally.get("samples_passing"), sampled)
             if not sampled:
                 counts = f"{t.get('passed', 0)}/{t['problems']}"
             text = ci_text((ci.get(key) or {}).get(name), level)

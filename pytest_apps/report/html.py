@@ -40,6 +40,7 @@ from ..core.outcome import (ALL_KINDS, COMPILE_ERROR, MEMORY_LIMIT, NO_CODE, OUT
                             RUNTIME_ERROR, TIMEOUT, WRONG_ANSWER)
 from ..core.settings import Settings, rerun_args, rerun_command
 from ..core.writing import replacing
+from ..core.wording import counted
 from ..dataset.table import tier_order
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
@@ -182,7 +183,7 @@ def _header(document: Mapping[str, Any]) -> str:
     if settings.get("difficulty"):
         selection.append("difficulty " + ", ".join(map(str, settings["difficulty"])))
     if settings.get("only"):
-        selection.append(f"{len(settings['only'])} chosen ids")
+        selection.append(counted(len(settings['only']), 'chosen id'))
     if settings.get("offset"):
         selection.append(f"offset {settings['offset']}")
     if settings.get("limit") is not None:
@@ -227,7 +228,7 @@ def _cards(f: Mapping[str, Any]) -> str:
     cards = [
         _card("strict_accuracy", "Strict accuracy", pct(f.get("strict_accuracy")),
               _sampled_sub(texts["strict_accuracy"]) if sampled else
-              f"{f.get('passed', 0)} of {f.get('problems', 0)} problems pass every test"
+              f"{f.get('passed', 0)} of {counted(f.get('problems', 0), 'problem')} pass every test"
               + _with_ci((f.get("intervals") or {}).get("strict_accuracy"), f), big=True,
               badge="pass@1 estimate" if sampled else ""),
         _card("strict_accuracy_with_code", "Over problems with code", pct(f.get("strict_accuracy_with_code")),
@@ -239,7 +240,7 @@ def _cards(f: Mapping[str, Any]) -> str:
         _card("problems", "Problems", str(f.get("problems", 0)), (mix or "none selected") + (
             f"; {f['unscored']} unscored, left out" if f.get("unscored") else "")),
         _card("passed", "Passed", str(f.get("passed", 0)),
-              f"{f.get('tests_run', 0)} of {f.get('tests_total', 0)} tests run"),
+              f"{f.get('tests_run', 0)} of {counted(f.get('tests_total', 0), 'test')} run"),
         _card("wall_time", "Wall time", "n/a" if wall is None else _duration(wall), "whole run"),
     ]
     return '<section class="cards">' + "".join(cards) + "</section>"
@@ -287,10 +288,10 @@ def _groups(f: Mapping[str, Any], key: str, title: str, names: list[str]) -> str
         t = per_tier[name] or {}
         n, passed, acc = t.get("problems", 0), t.get("passed", 0), t.get("strict_accuracy")
         width = 0.0 if acc is None else max(0.0, min(100.0, 100 * acc))
-        counted = tier_samples.get(name) or {}
+        tally = tier_samples.get(name) or {}
         count = f"{passed} / {n}"
-        if sampled and counted.get("samples") is not None:
-            count = counts_text(passed, n, counted["samples"], counted.get("samples_passing"), True)
+        if sampled and tally.get("samples") is not None:
+            count = counts_text(passed, n, tally["samples"], tally.get("samples_passing"), True)
         rows.append(
             f'<div class="tier{" empty" if not n else ""}" data-tier="{esc(name)}" data-accuracy="{esc(acc)}">'
             f'<span class="tn">{esc(name)}</span>'
@@ -338,7 +339,7 @@ def _grid(data: Mapping[str, Any], counts: Counter[str]) -> str:
     return (
         '<section><h2>Problems × tests</h2>'
         f'<p class="note" id="grid-stats" data-problems="{n_problems}" data-cells="{n_cells}" '
-        f'data-max-tests="{data["max_tests"]}">{n_problems} problems, {n_cells} test cells, '
+        f'data-max-tests="{data["max_tests"]}">{counted(n_problems, "problem")}, {counted(n_cells, "test cell")}, '
         "one row per problem in dataset order (columns read top to bottom). "
         "Hover a cell for its problem and test; click a failing problem to open its details.</p>"
         '<div id="grid-wrap"><canvas id="grid" role="img" aria-label="grid of problems by test cases"></canvas>'
@@ -384,7 +385,7 @@ def _failure(p: Mapping[str, Any], newly_failing: bool = False, rerun: tuple[str
     detail = p.get("first_failure_detail") or {}
     program = p.get("program")
     if isinstance(program, str) and len(program) > PROGRAM_MAX_CHARS:
-        program = program[:PROGRAM_MAX_CHARS] + f"\n... [{len(program) - PROGRAM_MAX_CHARS} more chars]"
+        program = program[:PROGRAM_MAX_CHARS] + f"\n... [{counted(len(program) - PROGRAM_MAX_CHARS, 'more char')}]"
     parts = [
         '<div class="io">',
         _pane("input", detail.get("input")),
@@ -497,7 +498,8 @@ def _baseline(document: Mapping[str, Any], linked: set[str]) -> str:
     ) if n else '<p class="note">No problem in common: nothing to compare.</p>'
     return (
         f'<section id="baseline" data-problems="{n}"><h2>Against the baseline</h2>'
-        f'<p class="note">{n} problems in both runs; baseline <code>{esc(c.get("baseline_report"))}</code></p>'
+        f'<p class="note">{counted(n, "problem")} in both runs; baseline '
+        f'<code>{esc(c.get("baseline_report"))}</code></p>'
         f"{anyway}{only}{table}"
         + _change_list("Newly failing", "newly_failing", list(c.get("newly_failing_problems") or []), linked)
         + _change_list("Newly passing", "newly_passing", list(c.get("newly_passing_problems") or []), set())
@@ -553,7 +555,8 @@ def _judging(f: Mapping[str, Any]) -> list[str]:
     checked = f.get("checker_tests") or {}
     if checked.get("tests"):
         blocks.append(
-            f"<details><summary>Decided by checkers ({esc(checked['tests'])} tests, {esc(checked['passed'])} passed)"
+            f"<details><summary>Decided by checkers ({esc(counted(checked['tests'], 'test'))}, "
+            f"{esc(checked['passed'])} passed)"
             f"</summary><p class=\"ids\">{esc(', '.join(map(str, checked.get('problems') or [])))}</p></details>"
         )
     audit = f.get("reference_audit") or {}
@@ -561,8 +564,8 @@ def _judging(f: Mapping[str, Any]) -> list[str]:
     if split:
         items = "".join(f"<li><b>{esc(d.get('problem'))}</b>: tests {esc(', '.join(map(str, d.get('tests') or [])))}"
                         "</li>" for d in split[:500])
-        blocks.append(f"<details><summary>References disagree ({len(split)} problems)</summary><ul>{items}</ul>"
-                      "</details>")
+        blocks.append(f"<details><summary>References disagree ({counted(len(split), 'problem')})</summary>"
+                      f"<ul>{items}</ul></details>")
     other = audit.get("other_judge")
     only = audit.get(f"pass_only_under_{other}") or []
     if only:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.settings import Settings, paste_line, rerun_args
+from ..core.wording import counted
 from ..core.writing import replacing
 from ..dataset.loading import shown_split
 from .comparison_text import side_counts
@@ -78,8 +79,8 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
         counted_by_name = f.get(SAMPLES_OF[key]) or {}
         for name, t in (f.get(key) or {}).items():
             if t.get("problems"):
-                counted = counted_by_name.get(name) or {}
-                passed = _passed(t["passed"], counted.get("samples_passing"), counted.get("samples"), sampled)
+                tally = counted_by_name.get(name) or {}
+                passed = _passed(t["passed"], tally.get("samples_passing"), tally.get("samples"), sampled)
                 lines.append(f"| {label}{cell(name)} | {t['problems']} | {passed} | {pct(t.get('strict_accuracy'))} | "
                              f"{range_text((ci.get(key) or {}).get(name))} |")
     if f.get("unscored"):
@@ -97,7 +98,7 @@ def _headline(doc: Mapping[str, Any]) -> list[str]:
 def _passed(problems: Any, samples_passing: Any, samples: Any, sampled: bool) -> str:
     """The passed column: problems passed, or with several samples `1 of 8 samples`."""
     if sampled and samples is not None:
-        return f"{samples_passing or 0} of {samples} samples"
+        return f"{samples_passing or 0} of {counted(samples, 'sample')}"
     return str(problems)
 
 
@@ -111,7 +112,7 @@ def _difference(f: Mapping[str, Any]) -> str:
 def _baseline(c: Mapping[str, Any], rerun: Sequence[str] = ()) -> list[str]:
     n = c["problems"]
     lines = ["", "### Against the baseline", "",
-             f"Compared on the {n} problem{'' if n == 1 else 's'} both runs selected "
+             f"Compared on the {counted(n, 'problem')} both runs selected "
              f"(baseline {code(c['baseline_report'])})."]
     for key, label in (("only_in_baseline", "Only in the baseline"), ("only_in_run", "Only in this run"),
                        ("unscored", "Unscored in one of them (a harness error; left out)")):
@@ -164,8 +165,8 @@ def store_failure(run: Mapping[str, Any] | None) -> str | None:
     if not records.get("failed"):
         return None
     n = records.get("not_kept", 0)
-    return (f"the record store {records.get('store')} failed ({records['failed']}): {n} record{'s' if n != 1 else ''} "
-            "of this run were not kept (every verdict is in the reports)")
+    return (f"the record store {records.get('store')} failed ({records['failed']}): {counted(n, 'record')} "
+            f"of this run {'was' if n == 1 else 'were'} not kept (every verdict is in the reports)")
 
 
 def _store_failed(document: Mapping[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.outcome import ALL_KINDS, CHECKER_STEP, FAILURE_KINDS, NO_CODE, PASS
 from ..core.record import NO_CASE, CaseRecord
+from ..core.wording import counted
 from ..dataset.table import tiers_shown
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import Unit, figure_texts, group_intervals, interval_figures
@@ -143,7 +144,7 @@ def problem_result(
             result.verdict, result.reason = P_UNSCORED, "harness error: " + first.reason
     elif result.tests_run < result.tests_total:
         missing = result.tests_total - result.tests_run
-        result.reason = f"{missing} of {result.tests_total} tests did not run"
+        result.reason = f"{missing} of {counted(result.tests_total, 'test')} did not run"
     else:
         result.verdict = P_PASS
     return result
@@ -192,7 +193,8 @@ def sampled_result(problem: Problem, candidates: Sequence[Any], records: Iterabl
         result.verdict = P_FAIL
     if failing:
         cand, first = next(((c, r) for c, r in failing if r.verdict == result.verdict), failing[0])
-        result.reason = (f"{len(failing)} of {len(per)} samples failed; sample {cand.sample}: {first.reason}")
+        result.reason = (f"{len(failing)} of {counted(len(per), 'sample')} failed; sample {cand.sample}: "
+                         f"{first.reason}")
         result.first_failure, result.first_failure_detail = first.first_failure, first.first_failure_detail
         result.first_failure_nodeid = first.first_failure_nodeid
         result.program, result.raw = cand.code, cand.raw

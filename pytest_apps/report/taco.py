@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.wording import counted
 from .rollup import Summary
 
 KINDS = ("several right outputs", "case-insensitive", "floating-point")
@@ -53,8 +54,8 @@ def lines(figures: Mapping[str, Any]) -> list[str]:
     out = []
     limits = figures.get("limits") or {}
     if limits.get("mode") == "row":
-        out.append(f"limits: {limits['under_row_limits']} problems under their row's own limits, the others under "
-                   "the fixed ones")
+        out.append(f"limits: {counted(limits['under_row_limits'], 'problem')} under their row's own limits, the "
+                   "others under the fixed ones")
     for bad in (limits.get("unreadable") or [])[:10]:
         out.append(f"row limit not read (fixed limits used): problem {bad['problem']}: {bad['reason']}")
     spj = figures.get("special_judge")

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.settings import paste_line
 from ..core.outcome import BORDERLINE_BAND, GENERATION_FAILED, NO_CODE
+from ..core.wording import counted
 from ..dataset.problems import Problem, SkippedRow
 from .confidence import ci_text, figure_texts, pct, sampled_counts, samples_per_problem
 from .rollup import Summary, failing_nodeids
@@ -59,7 +60,7 @@ def _score_lines(f: dict[str, Any]) -> list[str]:
     if f["test_case_average_partial"]:
         lines.append(
             f"test-case average: partial, at least {pct(f['test_case_average'])} "
-            f"({f['tests_total'] - f['tests_run']} of {f['tests_total']} selected tests did not run)"
+            f"({f['tests_total'] - f['tests_run']} of {counted(f['tests_total'], 'selected test')} did not run)"
         )
     else:
         lines.append(f"test-case average: {pct(f['test_case_average'])}")
@@ -74,7 +75,7 @@ def _outcome_lines(f: dict[str, Any]) -> list[str]:
              + (f"; no code {no_code} (not run)" if no_code else "")]
     if f.get("borderline"):
         band = round(100 * BORDERLINE_BAND)
-        lines.append(f"{f['borderline']} verdict{'s' if f['borderline'] != 1 else ''} within {band}% of the time "
+        lines.append(f"{counted(f['borderline'], 'verdict')} within {band}% of the time "
                      "limit (fragile: another machine may decide them otherwise)")
     return lines
 
@@ -86,7 +87,7 @@ def _machine_lines(f: dict[str, Any]) -> list[str]:
         low, high = f["speed_range"]
         credited = f.get("speed_credited", 0)
         lines.append(f"machine slowdown measured during the run: x{low:.2f} to x{high:.2f} of its quiet speed; "
-                     f"{credited} test{'s' if credited != 1 else ''} charged at quiet-machine speed")
+                     f"{counted(credited, 'test')} charged at quiet-machine speed")
     if f.get("confirmations"):
         lines.append(confirmations_text(f))
     return lines
@@ -133,7 +134,7 @@ def generation_failure_lines(summary: Summary, most: int = MOST_ROW_LINES) -> li
               if GENERATION_FAILED_TEXT in r.reason]
     if not failed:
         return []
-    lines = [f"generation failed for {len(failed)} problem{'' if len(failed) == 1 else 's'} (scored no code; "
+    lines = [f"generation failed for {counted(len(failed), 'problem')} (scored no code; "
              "the next run asks the agent again):"]
     lines += [f"  {pid}: {why}" for pid, why in failed[:most]]
     if len(failed) > most:
@@ -153,14 +154,15 @@ def judging_lines(summary: Summary, judge: str) -> list[str]:
         lines.append(f"passes by step ({judge} judge): {shown}")
     checked = f.get("checker_tests") or {}
     if checked.get("tests"):
-        lines.append(f"decided by checkers: {checked['tests']} tests ({checked['passed']} passed) of problems "
+        lines.append(f"decided by checkers: {counted(checked['tests'], 'test')} ({checked['passed']} passed) of "
+                     "problems "
                      + ", ".join(checked["problems"][:20]) + (" and more" if len(checked["problems"]) > 20 else ""))
     audit = f.get("reference_audit")
     if audit:
         split = audit["disagree"]
         if split:
-            shown = ", ".join(f"{d['problem']} ({len(d['tests'])} tests" + ("; has a checker)" if d.get("checker")
-                                                                               else ")") for d in split[:20])
+            shown = ", ".join(f"{d['problem']} ({counted(len(d['tests']), 'test')}"
+                              + ("; has a checker)" if d.get("checker") else ")") for d in split[:20])
             lines.append(f"references disagree (several right answers? candidates for a checker): {shown}"
                          + (f" and {len(split) - 20} more" if len(split) > 20 else ""))
         other = audit["other_judge"]
@@ -178,14 +180,15 @@ def row_lines(problems: Sequence[Problem], skipped: Sequence[SkippedRow], datase
     and what to do. A skipped row is left out and counted; a broken problem scores 0 and runs nothing."""
     lines = [_skipped_line(row, dataset) for row in skipped[:most]]
     if len(skipped) > most:
-        lines.append(f"and {len(skipped) - most} more skipped rows (all of them under skipped_rows in the JSON report)")
+        lines.append(f"and {counted(len(skipped) - most, 'more skipped row')} (all of them under skipped_rows in the "
+                     "JSON report)")
     broken = [p for p in problems if p.broken]
     lines += [
         f"problem {p.id} (row {p.index} of {dataset}) scores 0 and runs nothing: {p.broken}; give its input_output "
         "as many outputs as inputs" for p in broken[:most]
     ]
     if len(broken) > most:
-        lines.append(f"and {len(broken) - most} more problems whose inputs and outputs differ in length "
+        lines.append(f"and {counted(len(broken) - most, 'more problem')} whose inputs and outputs differ in length "
                      "(verdict broken in the JSON report)")
     return lines
 
@@ -201,7 +204,7 @@ def _skipped_line(row: SkippedRow, dataset: str) -> str:
 def confirmations_text(f: Mapping[str, Any]) -> str:
     """The run's confirmations (engine/confirm.py) in one sentence, as every report writes it."""
     n, changed = f.get("confirmations", 0), f.get("confirmations_changed", 0)
-    return (f"{n} timeout or near-limit verdict{'s' if n != 1 else ''} confirmed by a second run with no other test "
+    return (f"{counted(n, 'timeout or near-limit verdict')} confirmed by a second run with no other test "
             f"of the run running ({changed} changed)")
 
 

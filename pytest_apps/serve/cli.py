@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from ..core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, JUDGES, OptionError, parse_size
+from ..core.wording import counted
 
 TOKEN_VARIABLE = "PYTEST_APPS_SERVE_TOKEN"
 MIN_TOKEN = 16  # characters
@@ -130,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving on http://{shown}:{port} ({server.pool.workers} workers)", flush=True)
+    print(f"serving on http://{shown}:{port} ({counted(server.pool.workers, 'worker')})", flush=True)
     config = uvicorn.Config(application(server), log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=args.drain, timeout_keep_alive=30)
     uvicorn.Server(config).run(sockets=[sock])

@@ -25,6 +25,7 @@ from typing import Any
 from ..api import DatasetError, problem_cases, problem_from_row
 from ..candidates.extract import extract_code
 from ..core.outcome import PASS, RUN_HARNESS_ERROR, TIMEOUT, WRONG_ANSWER
+from ..core.wording import counted
 from ..core.record import CaseRecord
 from ..report.rollup import P_PASS, ProblemResult, single_result
 from .jobs import Judged, Served, limits_for, plain, spec_of
@@ -58,7 +59,7 @@ def judged_work(tests: dict[str, Any], pid: Any, program: str | None, served: Se
     """The work of one judged request; RequestError for tests that cannot be judged (400) or too many (413)."""
     inputs = tests.get("inputs")
     if isinstance(inputs, list) and len(inputs) > served.max_tests:
-        raise RequestError(f"tests: {len(inputs)} tests, over this server's {served.max_tests} per request "
+        raise RequestError(f"tests: {counted(len(inputs), 'test')}, over this server's {served.max_tests} per request "
                            "(its --max-tests)", 413)
     spec = spec_of(judge, served)
     limits = limits_for(spec, served, timeout, memory_mb)

@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..executor import Executor, Limits
+from ..core.wording import counted
 
 T = TypeVar("T")
 
@@ -60,14 +61,15 @@ class Pool:
         if self._gate is None:
             self._gate = asyncio.Semaphore(self.workers)
         if self.waiting >= self.queue and self._gate.locked():
-            raise Busy(f"the queue is full ({self.queue} requests wait for {self.workers} workers)")
+            raise Busy(f"the queue is full ({counted(self.queue, 'request')} wait for "
+                       f"{counted(self.workers, 'worker')})")
         self.waiting += 1
         try:
             async with asyncio.timeout(self.wait):  # (not wait_for: it can lose an acquisition made as it times out)
                 await self._gate.acquire()
         except TimeoutError:
-            raise Busy(f"no worker became free within {self.wait:g} s ({self.workers} workers, "
-                       f"{self.waiting - 1} requests waiting)") from None
+            raise Busy(f"no worker became free within {self.wait:g} s ({counted(self.workers, 'worker')}, "
+                       f"{counted(self.waiting - 1, 'request')} waiting)") from None
         finally:
             self.waiting -= 1
         self.running += 1

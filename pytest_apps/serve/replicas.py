@@ -15,6 +15,8 @@ import signal
 import threading
 from typing import Any
 
+from ..core.wording import counted
+
 APP_NAME = "pytest-apps-sandbox"
 DEPLOYMENT = "sandbox"
 
@@ -73,7 +75,7 @@ def serve_on_ray(settings: dict[str, Any], host: str, port: int, address: str) -
         signal.signal(sig, lambda *_: stop.set())
     try:
         replicas = deploy(settings, host, port)
-        print(f"serving on http://{host}:{port} of each of {replicas} nodes (Ray Serve)", flush=True)
+        print(f"serving on http://{host}:{port} of each of {counted(replicas, 'node')} (Ray Serve)", flush=True)
         stop.wait()
     finally:
         serve.delete(APP_NAME)

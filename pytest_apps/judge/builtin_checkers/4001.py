@@ -16,7 +16,7 @@ def check(input, expected, got):
     wanted = sorted(int(x) for x in data[1:1 + n])
     tokens = got.split()
     if len(tokens) != 2:
-        return False, f"{len(tokens)} tokens; expected two numbers"
+        return False, f"{len(tokens)} token{'' if len(tokens) == 1 else 's'}; expected two numbers"
     try:
         x, y = int(tokens[0]), int(tokens[1])
     except ValueError:

@@ -26,7 +26,7 @@ def check(input, expected, got):
         return False, f"length {k}; the longest is {best}"
     moves = tokens[1] if len(tokens) == 2 else ""
     if len(moves) != k:
-        return False, f"{len(moves)} moves for a length of {k}"
+        return False, f"{len(moves)} move{'' if len(moves) == 1 else 's'} for a length of {k}"
     left, right = 0, n - 1
     last = None
     for step, move in enumerate(moves, start=1):
