@@ -47,10 +47,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
+from .api import DEFAULT_JUDGE, DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
-from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT
+from .core.settings import DEFAULT_TIMEOUT
 from .dataset.problems import Problem
 from .report.rollup import P_NO_CODE, P_PASS, ProblemResult
 
