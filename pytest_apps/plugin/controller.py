@@ -29,6 +29,7 @@ from .base import RunPlugin
 from .baseline_file import BASELINE_KEY
 from .collect import CASE_FILES_KEY, RECORD_KEY
 from .crashes import forget_junit_case
+from .extending import requested_reports
 from .interrupts import interrupt_workers, starting_workers, worker_pids
 from .ledger import Ledger, report_recorded, report_skipped
 from .runend import exit_status, interruption, run_of
@@ -203,7 +204,8 @@ class ControllerPlugin(RunPlugin):
             # never replaced by an incomplete run's (a CI baseline, a debugging rerun without records): nor is
             # the complete run's --junitxml file
             self.run["kept"] = os.path.relpath(self.state.settings.report_path, self.state.started_in)
-            places = written_beside(self.state.settings, junit_path)
+            places = written_beside(self.state.settings, junit_path,
+                                    requested_reports(self.config, self.state.settings))
             self.run["beside"] = [os.path.relpath(path, self.state.started_in) for path in places]
             if junit_path is not None and junit_path.is_file():
                 junit.logfile = str(beside(junit_path))
@@ -231,7 +233,8 @@ class ControllerPlugin(RunPlugin):
             sched = getattr(self.config.pluginmanager.getplugin("dsession"), "sched", None)
             self.state.never_ran(gateways.never_ran(sched, self.finished, self.summary.figures["tests_total"]))
         comparison, document, self.unwritten = write_reports(self.state, self.summary,
-                                                             self.config.stash.get(BASELINE_KEY, None), self.run)
+                                                             self.config.stash.get(BASELINE_KEY, None), self.run,
+                                                             requested_reports(self.config, self.state.settings))
         self.comparison = None if comparison is None else comparison.to_dict()
         self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
         incomplete = None if self.run is None or self.run["complete"] else self.run["incomplete"]

@@ -23,6 +23,7 @@ SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code l
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
 SESSION = "apps-session"  # the name this process's role plugin is registered under (the run is active)
 BESIDE = "apps-cases"  # the name of the plugin beside it: how this process's cases run
+EXTENDING = "apps-extending"  # the plugin's own implementations of its table hooks (extending.py)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -58,8 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if not worker:
             config.stash[DORMANT_KEY] = dormant_line(config.getini, config.inipath)
         return
+    from . import extending
     from .session import activate  # (the engine, the judges, the dataset readers: only for an active run)
 
+    config.pluginmanager.register(extending, EXTENDING)  # (its own implementation of the table hooks)
+    extending.add_judge_profiles(config)  # (before the options are checked: --apps-judge takes the names added)
     role, beside = activate(config, worker)
     config.pluginmanager.register(role, SESSION)
     config.pluginmanager.register(beside, BESIDE)

@@ -22,12 +22,14 @@ from ..candidates.generation import GenerationInterrupted
 from ..candidates.sources import CandidateError
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
+from ..judge import profiles
 from ..judge.special import SpecialJudgeError
 from . import nodeids
 from .base import RunPlugin
 from .baseline_file import BASELINE_KEY, check_baseline, read_baseline
 from .cases import CasePlugin, RemoteCasePlugin
 from .cpus import available_cpus, xdist_workers
+from .extending import requested_reports
 from .options import REMOTE_KEY, checked_ini, ini_folder, project_folder
 from .outputs import ReportLock, check_outputs
 from .plan import PLAN_FILE, HookError, Plan, build_plan, collection_roots, load_plan
@@ -103,7 +105,7 @@ def configure_controller(config: pytest.Config) -> ControllerState:
     """The controller (or the only process): the settings from its command line, the baseline read before the
     plan is built (a missing file costs no benchmark time) and checked against it."""
     settings = settings_of(config)
-    unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None))
+    unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None), requested_reports(config, settings))
     if unwritable:  # before any work: not a traceback after every case has run
         raise pytest.UsageError(unwritable)
     lock = ReportLock(settings.report_path)  # held to the end (the controller's plugin releases it)
@@ -144,7 +146,7 @@ def settings_of(config: pytest.Config) -> Settings:
         # from its folder, as pytest's own path settings.
         # A path option left at its default lies in the project's folder (`project_folder`).
         return resolve(config.getoption, checked_ini(config.getini), str(config.invocation_params.dir),
-                       ini_folder(config), project_folder(config))
+                       ini_folder(config), project_folder(config), check=profiles.checked)
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
 
