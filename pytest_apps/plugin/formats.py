@@ -31,8 +31,8 @@ class Finished:
 class ReportFormat:
     """One report format: its `name`, the command-line `option` whose value is its path (an `--apps-*` option,
     also read from the ini file, or an option a conftest or plugin declares), `write(finished, path)` writing the
-    file (atomically, as `core.writing.replacing` does: a reader never sees half a file), and `what` it is called
-    in a message ("HTML report"; default "<name> report")."""
+    file (atomically, as `core.writing.replacing` does: a reader never sees half a file; its folder is made before
+    it is called), and `what` it is called in a message ("HTML report"; default "<name> report")."""
 
     name: str
     option: str
@@ -42,6 +42,11 @@ class ReportFormat:
     @property
     def title(self) -> str:
         return self.what or f"{self.name} report"
+
+    def write_to(self, finished: Finished, path: Path) -> None:
+        """Write the report at `path`, its folder made first (an OSError when either fails)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.write(finished, path)
 
 
 def _write_html(finished: Finished, path: Path) -> None:

@@ -456,7 +456,7 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
             lambda path: write_json(state, summary, document, path))
     finished = Finished(document, state.plan.problems, state.plan.candidates)
     for entry, path in requested(s) if reports is None else reports:
-        attempt(entry.title, place(path), lambda path, entry=entry: entry.write(finished, path))
+        attempt(entry.title, place(path), lambda path, entry=entry: entry.write_to(finished, path))
     return comparison, document, failed
 
 
