@@ -3,6 +3,7 @@ xdist workers), and may write any report its own way; and the plain functions be
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,54 @@ def test_a_profile_that_cannot_be_used_is_a_usage_error_naming_it(pytester: pyte
     result.stderr.fnmatch_lines(["ERROR: pytest_apps_judge_profiles: judge profile 'apps': the name is taken; *"])
 
 
+SUMS = """\
+from pytest_apps.dataset.apps import make_problem
+from pytest_apps.dataset.table import Dataset
+
+COLUMNS = ("name", "task", "cases", "level")
+
+
+def marks(columns):
+    return "task" in columns and "cases" in columns
+
+
+def normalize(obj, where, line=None):
+    if not isinstance(obj.get("cases"), list):
+        return {"__error__": f"{where}: cases is not a list", "__line__": line}
+    return {key: obj.get(key) for key in COLUMNS}
+
+
+def parse(row, index):
+    inputs, outputs = [case[0] for case in row["cases"]], [case[1] for case in row["cases"]]
+    return make_problem(row["name"], index, row["level"], row["task"], "", None, inputs, outputs)
+
+
+def pytest_apps_datasets():
+    return Dataset("sums", "Sums", (), marks, COLUMNS, normalize, lambda row, index: row["name"],
+                   lambda row: row["level"], parse, lambda row: "[]", ("warm-up", "main"))
+"""
+
+
+def test_a_conftest_adds_a_dataset_whose_rows_become_problems(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(SUMS)
+    rows = [{"name": "s1", "task": "add two", "cases": [["1 2\n", "3\n"], ["5 5\n", "10\n"]], "level": "warm-up"},
+            {"name": "s2", "task": "add three", "cases": [["1 2 3\n", "6\n"]], "level": "main"},
+            {"name": "s3", "task": "broken", "cases": "none", "level": "main"}]
+    (pytester.path / "sums.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (pytester.path / "solutions").mkdir()
+    (pytester.path / "solutions" / "s1.py").write_text("print(sum(map(int, input().split())))\n")
+    (pytester.path / "solutions" / "s2.py").write_text("print(0)\n")
+    run(pytester, "--apps-dataset=sums.jsonl", "-n", "2")
+    report = read_report(pytester)
+    assert {p["id"]: p["verdict"] for p in report["problems"]} == {"s1": "pass", "s2": "fail"}
+    assert list(report["summary"]["per_tier"]) == ["warm-up", "main"]  # the entry's tiers, in its order
+    [skipped] = report["skipped_rows"]  # (the entry's marker row: skipped and counted)
+    assert skipped["index"] == 2 and skipped["reason"].endswith("sums.jsonl line 3: cases is not a list")
+    # the selection takes the entry's tier names
+    run(pytester, "--apps-dataset=sums.jsonl", "--apps-difficulty=MAIN")
+    assert [p["id"] for p in read_report(pytester)["problems"]] == ["s2"]
+
+
 # -- the plain functions behind the hooks ------------------------------------------------------------
 
 
@@ -152,6 +201,7 @@ def test_the_settings_check_asks_the_table_and_gives_its_default() -> None:
     named = lambda name: f"--apps-{name}"  # noqa: E731
     checked = profiles.checked(Settings(), named)
     assert checked.judge == profiles.DEFAULT_JUDGE and checked.defaulted == ("judge",)
+    assert profiles.checked(Settings(judge="seed"), named) == Settings(judge="seed", defaulted=("judge",))
     assert profiles.checked(Settings(judge="apps"), named) == Settings(judge="apps")
     with pytest.raises(Exception, match="give at least 256M"):
         profiles.checked(Settings(judge="taco", memory=100 << 20), named)
@@ -185,3 +235,27 @@ def test_a_format_is_requested_by_its_option_from_the_settings_or_the_command_li
     with pytest.raises(FormatError, match="report format 'csv': no option --csv is declared"):
         requested(settings, (csv,), undeclared)
 
+
+
+def test_the_dataset_table_takes_an_entry_once_and_its_tiers_join_the_order() -> None:
+    from pytest_apps.dataset import table as datasets
+
+    apps = datasets.TABLE["apps"]
+    mine = datasets.Dataset(**{**{f: getattr(apps, f) for f in apps.__dataclass_fields__},
+                               "name": "mine-test", "tiers": ("Warm-Up", "main-test")})
+    try:
+        datasets.add(mine)
+        datasets.add(mine)
+        assert datasets.all_tiers()[-2:] == ("Warm-Up", "main-test")
+        assert datasets.canonical_tier("warm-up") == "Warm-Up"
+        assert datasets.tier_order(["main-test", "Warm-Up", "interview"]) == ["interview", "Warm-Up", "main-test"]
+        with pytest.raises(ValueError, match="dataset 'mine-test': the name is taken"):
+            datasets.add(datasets.Dataset(**{**mine.__dict__, "tiers": ("other",)}))
+    finally:
+        datasets.remove("mine-test")
+    assert "mine-test" not in datasets.TABLE and "main-test" not in datasets.all_tiers()
+    assert datasets.canonical_tier("warm-up") == "warm-up"
+    with pytest.raises(ValueError, match="give its tiers"):
+        datasets.add(datasets.Dataset(**{**mine.__dict__, "tiers": ()}))
+    datasets.remove("apps")
+    assert "apps" in datasets.TABLE

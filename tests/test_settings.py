@@ -133,6 +133,10 @@ def test_a_rerun_repeats_the_selection_and_report_options_the_command_line_gave(
     from_ini = settings(ini={"apps_dataset": "rows.jsonl", "apps_only": ["15,17"], "apps_report": "r.json"})
     assert from_ini.only == ("15", "17") and rerun_args(from_ini) == []
     assert rerun_args(settings("--apps-limit=3", ini={"apps_dataset": "rows.jsonl"})) == ["--apps-limit=3"]
+    # the judge table's default profile, given or not, is not repeated; another profile is
+    assert settings().judge == settings("--apps-judge=seed").judge == "seed"
+    assert rerun_args(settings()) == rerun_args(settings("--apps-judge=seed")) == []
+    assert rerun_args(settings("--apps-judge=apps")) == ["--apps-judge=apps"]
 
 
 def test_an_ini_path_is_taken_from_the_ini_files_folder_and_a_command_line_path_from_where_pytest_started() -> None:

@@ -253,7 +253,7 @@ class Settings:
     rootdir: str = "."
     project: str = ""  # pytest's rootdir: the folder of the path options' defaults ("": `rootdir`)
     from_ini: tuple[str, ...] = ()  # the options (names without --apps-) whose value the ini file gave
-    defaulted: tuple[str, ...] = ()  # the options left unset whose default a layer's table gave (`resolve`'s check)
+    defaulted: tuple[str, ...] = ()  # the options whose value is the default a layer's table gives (`resolve`'s check)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -147,15 +147,17 @@ def remove(name: str) -> None:
 
 def checked(settings: Settings, named: Callable[[str], str]) -> Settings:
     """`settings` checked against the table (`core.settings.resolve`'s `check`): the judge a profile of it (the
-    default one when unset), the memory limit not below its floor. OptionError, in one line naming the option by
+    default one when unset, and then marked `defaulted`, as when it is given), the memory limit not below its
+    floor. OptionError, in one line naming the option by
     `named(option name)`, otherwise."""
     judge = settings.judge or DEFAULT_JUDGE
     if judge not in TABLE:
         raise OptionError(f"{named('judge')}: unknown judge {judge!r}; use {one_of(names())}")
     if settings.memory and settings.memory < TABLE[judge].memory_floor:
         raise OptionError(memory_too_small(named("memory"), settings.memory, judge))
-    if judge == settings.judge:
+    if judge != DEFAULT_JUDGE or "judge" in settings.defaulted:
         return settings
+    # (the default profile, given or not: a rerun line need not repeat it, as it need not repeat other defaults)
     return replace(settings, judge=judge, defaulted=(*settings.defaulted, "judge"))
 
 

@@ -1,11 +1,13 @@
-"""The plugin's side of its table-shaped extension points: the judge profiles and report formats that conftests
-and other plugins add through hooks (hookspecs.py), put in their tables for this run, and the plugin's own
-implementation of `pytest_apps_write_report`. Each step is a plain function of the table (judge/profiles.py,
-formats.py); only the hook calls are here.
+"""The plugin's side of its table-shaped extension points: the judge profiles, datasets and report formats that
+conftests and other plugins add through hooks (hookspecs.py), put in their tables for this run, and the plugin's
+own implementation of `pytest_apps_write_report`. Each step is a plain function of the table (judge/profiles.py,
+dataset/table.py, formats.py); only the hook calls are here.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,25 +15,31 @@ from typing import Any
 import pytest
 
 from ..core.settings import Settings
+from ..dataset import table as datasets
 from ..judge import profiles
 from .formats import FormatError, Finished, ReportFormat, requested, table
 
 
-def add_judge_profiles(config: pytest.Config) -> None:
-    """Put the profiles the `pytest_apps_judge_profiles` implementations give in the judge table, for this run
-    (taken out again when its config ends); a usage error naming the profile for one that cannot be used."""
-    added: list[str] = []
-    for answer in config.hook.pytest_apps_judge_profiles():
+def add_entries(config: pytest.Config) -> None:
+    """Put the judge profiles and datasets the `pytest_apps_judge_profiles` and `pytest_apps_datasets`
+    implementations give in their tables, for this run (taken out again when its config ends); a usage error
+    naming the entry for one that cannot be used."""
+    _add(config, "pytest_apps_judge_profiles", profiles.TABLE, profiles.add, profiles.remove)
+    _add(config, "pytest_apps_datasets", datasets.TABLE, datasets.add, datasets.remove)
+
+
+def _add(config: pytest.Config, hook: str, known: dict[str, Any], add: Callable[[Any], None],
+         remove: Callable[[str], None]) -> None:
+    for answer in getattr(config.hook, hook)():
         for entry in [answer] if not isinstance(answer, (list, tuple)) else answer:
-            fresh = entry.name not in profiles.TABLE if isinstance(entry, profiles.Profile) else False
+            name = getattr(entry, "name", None)
+            fresh = isinstance(name, str) and name not in known
             try:
-                profiles.add(entry)
+                add(entry)
             except ValueError as exc:
-                raise pytest.UsageError(f"pytest_apps_judge_profiles: {exc}") from None
+                raise pytest.UsageError(f"{hook}: {exc}") from None
             if fresh:
-                added.append(entry.name)
-    if added:
-        config.add_cleanup(lambda: [profiles.remove(name) for name in added])
+                config.add_cleanup(functools.partial(remove, name))
 
 
 def report_formats(config: pytest.Config) -> tuple[ReportFormat, ...]:

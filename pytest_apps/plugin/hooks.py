@@ -63,7 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import activate  # (the engine, the judges, the dataset readers: only for an active run)
 
     config.pluginmanager.register(extending, EXTENDING)  # (its own implementation of the table hooks)
-    extending.add_judge_profiles(config)  # (before the options are checked: --apps-judge takes the names added)
+    extending.add_entries(config)  # (before the options are checked: --apps-judge takes the profiles added)
     role, beside = activate(config, worker)
     config.pluginmanager.register(role, SESSION)
     config.pluginmanager.register(beside, BESIDE)

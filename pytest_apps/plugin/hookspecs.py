@@ -1,14 +1,15 @@
 """The hooks pytest-apps calls, for a `conftest.py` or another plugin to implement (registered with
 `pytest_addhooks`; documented in docs/extending.md).
 
-Every one of them but `pytest_apps_judge_profiles` is called in the controller (the only process, or the xdist
-controller), never in a worker, and receives plain data. Nothing a hook returns reaches a candidate: a program it
-provides runs fenced, as every candidate does; a checker's text and a judge profile's cascade stay in the pytest
-processes; lines, summaries and report formats are the reports' own.
+Every one of them but `pytest_apps_judge_profiles` and `pytest_apps_datasets` is called in the controller (the
+only process, or the xdist controller), never in a worker, and receives plain data. Nothing a hook returns
+reaches a candidate: a program it provides runs fenced, as every candidate does; a checker's text and a judge
+profile's cascade stay in the pytest processes; lines, summaries and report formats are the reports' own.
 
-The table-shaped extension points (report formats, judge profiles) follow one pattern: a hook adds entries to the
-table, and the plugin's own behaviour is the table's entries (for writing a report, the last implementation of
-the `firstresult` hook `pytest_apps_write_report`, as pytest-timeout's own timer is of its hooks).
+The table-shaped extension points (report formats, judge profiles, datasets) follow one pattern: a hook adds
+entries to the table, and the plugin's own behaviour is the table's entries (for writing a report, the last
+implementation of the `firstresult` hook `pytest_apps_write_report`, as pytest-timeout's own timer is of its
+hooks).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from ..core.record import CaseRecord
     from ..core.settings import Settings
     from ..dataset.problems import Problem
+    from ..dataset.table import Dataset
     from ..judge.profiles import Profile
     from .formats import Finished, ReportFormat
 
@@ -105,5 +107,17 @@ def pytest_apps_judge_profiles() -> Profile | list[Profile] | None:
     returned, never in the program's child.
 
     Called in every process of the run (the controller and each xdist worker) before its options are checked, so
-    that `--apps-judge` takes the names added. Return an entry, a list of them, or None.
+    that `--apps-judge` takes the names added; a worker on another machine needs the implementation there too.
+    Return an entry, a list of them, or None.
+    """
+
+
+def pytest_apps_datasets() -> Dataset | list[Dataset] | None:
+    """Add datasets: each a `pytest_apps.dataset.table.Dataset` (its name, how its rows are recognised from their
+    keys, how a row becomes a plain row and then a problem with its tests, its tiers easiest first, its reference
+    solutions, the judge profile of its own evaluator). A row its `marks` claims is its row, asked before the
+    package's own entries.
+
+    Called in every process of the run (the controller and each xdist worker on this machine, which read the
+    tests) before the run is planned. Return an entry, a list of them, or None.
     """

@@ -420,9 +420,9 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
                   run: dict[str, Any] | None = None, reports: Sequence[tuple[ReportFormat, Path]] | None = None,
                   ) -> tuple[Comparison | None, dict[str, Any], list[str]]:
     """The JSON report always; each of `reports` (format, path: default, the plugin's formats the settings ask
-    for; formats.requested) after it; with a baseline report, the comparison (in each report). Returns the comparison, the JSON report's document, and a line for each
-    report that could not be written (a full disk: the others are still written, none leaves a temporary
-    file). Only the controller calls this.
+    for; formats.requested) after it; with a baseline report, the comparison (in each report). Returns the
+    comparison, the JSON report's document, and a line for each report that could not be written (a full disk:
+    the others are still written, none leaves a temporary file). Only the controller calls this.
 
     Where: a complete run writes at each path and removes the `.incomplete` reports an earlier run left beside
     it; an incomplete run writes beside (`<name>.incomplete<suffix>`) each path that holds a complete run's
