@@ -5,7 +5,8 @@ needs (no engine, no judges, no numpy).
 The plugin is dormant unless `--apps`, an `--apps-*` selection option, the ini option `apps` or a path in the
 candidates' folder asks for it; dormant, it only keeps pytest from importing candidate code. Turned on, it
 imports `session.py` and registers the two plugin objects that `session.activate` builds for this process: its
-role's (the controller's or a worker's) and, beside it, how its cases run (here, or through xdist's workers).
+role's (the controller's or a worker's) and, beside it, how its cases run (here, or through xdist's workers),
+after putting the judge profiles and datasets that conftests and plugins add in their tables (`extending.py`).
 """
 
 from __future__ import annotations
