@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 
 from .core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, rerun_args, resolve
+from .judge import profiles
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,7 +103,7 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
         raise OptionError(str(exc)) from None
     kinds = {opt.dest: opt.kind for opt in OPTIONS}
     return resolve(lambda name: getattr(args, name, None), lambda name: ini.get(name, kinds.get(name, "string")),
-                   args.rootdir, ini.folder, ini.folder or "")
+                   args.rootdir, ini.folder, ini.folder or "", check=profiles.checked)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

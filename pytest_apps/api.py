@@ -37,8 +37,8 @@ from typing import Any
 
 from .candidates.sources import Candidate
 from .core.record import CaseRecord
+from .core.settings import DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .core.wording import counted
-from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .dataset import index as problem_index
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
@@ -50,7 +50,9 @@ from .engine.spec import run_spec, selection_of
 from .engine.waiting import wait_until
 from .executor import Executor
 from .executor.machine import timing_figures
+from .judge import profiles
 from .judge.checkers import BUILTIN
+from .judge.profiles import DEFAULT_JUDGE
 from .report.rollup import ProblemResult, Summary, document, single_result, summary_of
 from .report.taco import annotate
 
@@ -63,7 +65,7 @@ def _settings(given: dict[str, Any]) -> Settings:
     """The settings of these arguments, as the plugin's options of the same names give them; a bad value is a
     one-line ValueError naming the parameter."""
     try:
-        return settings_from(given, named=lambda name: name.replace("-", "_"))
+        return settings_from(given, named=lambda name: name.replace("-", "_"), check=profiles.checked)
     except OptionError as e:
         raise ValueError(str(e)) from None
 

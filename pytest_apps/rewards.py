@@ -50,10 +50,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from .api import DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
+from .api import DEFAULT_JUDGE, DatasetError, Evaluator, ProblemList, load_problems, problem_from_row
 from .candidates.extract import extract_code
 from .core.outcome import ALL_KINDS, NO_CODE, PASS, RUN_HARNESS_ERROR
-from .core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, LIMIT_MODES
+from .core.settings import DEFAULT_TIMEOUT, LIMIT_MODES
 from .core.wording import counted
 from .dataset import table
 from .dataset.problems import Problem

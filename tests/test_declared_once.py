@@ -51,7 +51,7 @@ def test_every_option_is_a_settings_field_declared_there_once() -> None:
 
     declared = {f.name: f for f in fields(Settings)}
     options = {opt.dest[len("apps_"):]: opt for opt in OPTIONS}
-    assert set(declared) - set(options) == {"rootdir", "project", "from_ini", "extra"}  # where it ran, not options
+    assert set(declared) - set(options) == {"rootdir", "project", "from_ini", "defaulted", "extra"}  # not options
     assert set(options) <= set(declared)
     for name, opt in options.items():
         assert "option" in declared[name].metadata and declared[name].default == opt.default, name

@@ -189,9 +189,7 @@ MOST_METHODS = 20
 # Functions and classes still over those limits, each waiting for its split by meaning (helpers that each do one
 # thing, a collaborator object that owns a group of methods). This list must shrink to empty: no entry is ever added,
 # and an entry that is no longer over the limit fails the test until it is removed.
-OVERSIZED_YET = {
-    "plugin/writers.py:run_section",
-}
+OVERSIZED_YET: set[str] = set()
 
 
 def oversized(package: Path) -> dict[str, str]:
@@ -364,3 +362,44 @@ def test_the_role_checker_finds_a_role_asked_outside_the_roles(tmp_path: Path) -
         "plugin/collect.py:11: builds a role",
     ]
     assert registrations(plugin) == ["collect: object()"]
+
+
+# -- core/ knows no other package's vocabulary --------------------------------------------------------------
+
+
+def vocabulary_in(folder: Path, words: set[str]) -> list[str]:
+    """Where a module of `folder` names one of `words` (judge profiles, tiers): a string that is one of them (any
+    case), quotes one ('name') or lists one as a choice (a|b), and a module-level name that holds a list of judges
+    or a memory floor."""
+    lowered = {w.casefold() for w in words}
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value.casefold()
+                if text in lowered or any(f"'{w}'" in text or f"{w}|" in text or f"|{w}" in text for w in lowered):
+                    found.append(f"{path.name}:{node.lineno}: {node.value[:60]!r}")
+            elif isinstance(node, (ast.FunctionDef, ast.Name)):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.id
+                if "JUDGES" in name.upper() or "MEMORY_FLOOR" in name.upper() or name.startswith("MIN_MEMORY"):
+                    found.append(f"{path.name}:{node.lineno}: {name}")
+    return found
+
+
+def test_core_names_no_judge_profile_no_tier_and_no_memory_floor() -> None:
+    """core/ is the ground floor: judge names, tiers and memory floors live with their tables (judge/profiles.py,
+    dataset/table.py), which check the options that name them."""
+    from pytest_apps.dataset.table import TABLE as DATASETS
+    from pytest_apps.judge.profiles import TABLE as PROFILES
+
+    words = set(PROFILES) | {tier for entry in DATASETS.values() for tier in entry.vocabulary()}
+    assert {"seed", "taco", "introductory", "interview", "competition"} <= words
+    assert vocabulary_in(PACKAGE / "core", words) == []
+
+
+def test_the_vocabulary_finder_finds_each_kind_of_naming(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text('DEFAULT = "seed"\nHELP = "use \'Interview\' tiers"\nMETA = "seed|apps"\n'
+                                   'JUDGES = ()\ndef memory_floor(j):\n    return MIN_MEMORY_APPS\nOK = "seeds"\n')
+    assert sorted(int(line.split(":")[1]) for line in vocabulary_in(tmp_path, {"seed", "interview"})) == \
+        [1, 2, 3, 4, 5, 6]

@@ -8,8 +8,10 @@ from conftest import run
 
 from pytest_apps.api import Evaluator
 from pytest_apps.core.outcome import MEMORY_LIMIT, RUN_EXITED, RUN_MEMORY
-from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, OptionError, parse_size, resolve
+from pytest_apps.core.settings import OptionError, parse_size, resolve
 from pytest_apps.executor import APPS_STYLE_PRELOAD, STYLE_APPS_HARNESS, STYLE_REAL, Executor, Limits, Program
+from pytest_apps.judge import profiles
+from pytest_apps.judge.profiles import MIN_MEMORY, MIN_MEMORY_APPS
 from pytest_apps.judge.seed import ended_verdict
 
 
@@ -31,7 +33,7 @@ def test_what_is_not_a_size(text):
 def settings(monkeypatch, **given):
     monkeypatch.delenv("APPS_CALL_BASED_MEMORY_BYTES", raising=False)
     values = {f"apps_{k}": v for k, v in given.items()}
-    return resolve(lambda dest: values.get(dest), lambda dest: None, ".")
+    return resolve(lambda dest: values.get(dest), lambda dest: None, ".", check=profiles.checked)
 
 
 def test_the_option_takes_sizes(monkeypatch):

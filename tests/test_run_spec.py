@@ -10,7 +10,8 @@ from dataclasses import replace
 from conftest import make_problem
 
 from pytest_apps.api import Evaluator
-from pytest_apps.core.settings import MIN_MEMORY, MIN_MEMORY_APPS, Settings
+from pytest_apps.core.settings import Settings
+from pytest_apps.judge.profiles import MIN_MEMORY, MIN_MEMORY_APPS
 from pytest_apps.dataset.problems import Selection
 from pytest_apps.engine.limits import problem_limits
 from pytest_apps.engine.records import judge_key

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_apps.core.settings import OPTIONS, OptionError, Settings, argparse_kwargs, resolve, settings_from
+from pytest_apps.judge import profiles
 
 
 def settings(*args: str, ini: dict[str, Any] | None = None) -> Settings:
@@ -21,7 +22,7 @@ def settings(*args: str, ini: dict[str, Any] | None = None) -> Settings:
         parser.add_argument(opt.flag, **argparse_kwargs(opt))
     namespace = parser.parse_args(list(args))
     ini = ini or {}
-    return resolve(lambda dest: getattr(namespace, dest), lambda dest: ini.get(dest), "/project")
+    return resolve(lambda dest: getattr(namespace, dest), lambda dest: ini.get(dest), "/project", check=profiles.checked)
 
 
 def refusal(*args: str, ini: dict[str, Any] | None = None) -> str:
@@ -81,10 +82,10 @@ def test_a_python_callers_values_are_converted_and_checked_as_the_command_lines(
     flag, value = args[0], (args[1] if len(args) > 1 else True)  # (a flag alone is a switch turned on)
     given = {flag[len("--apps-"):].replace("-", "_"): value}
     with pytest.raises(OptionError) as caught:
-        settings_from(given)
+        settings_from(given, check=profiles.checked)
     assert str(caught.value).startswith(says)
     with pytest.raises(OptionError) as caught:
-        settings_from(given, named=lambda option: f"<{option}>")
+        settings_from(given, named=lambda option: f"<{option}>", check=profiles.checked)
     assert str(caught.value).startswith(re.sub(r"--apps-([a-z-]+)", r"<\1>", says))
 
 
@@ -92,7 +93,7 @@ def test_a_python_callers_values_give_the_command_lines_settings() -> None:
     given = settings("--apps-only=15,17", "--apps-difficulty=interview", "--apps-limit=5", "--apps-timeout=2",
                      "--apps-memory=512M", "--apps-judge=apps")
     assert settings_from({"only": [15, "17"], "difficulty": ("interview",), "limit": "5", "timeout": 2,
-                          "memory": "512M", "judge": "apps"}, rootdir="/project") == given
+                          "memory": "512M", "judge": "apps"}, rootdir="/project", check=profiles.checked) == given
     assert settings_from({"timeout": None, "limit": None}) == Settings()  # None keeps the default
     with pytest.raises(TypeError, match="unknown option"):
         settings_from({"timeuot": 2})
@@ -132,6 +133,10 @@ def test_a_rerun_repeats_the_selection_and_report_options_the_command_line_gave(
     from_ini = settings(ini={"apps_dataset": "rows.jsonl", "apps_only": ["15,17"], "apps_report": "r.json"})
     assert from_ini.only == ("15", "17") and rerun_args(from_ini) == []
     assert rerun_args(settings("--apps-limit=3", ini={"apps_dataset": "rows.jsonl"})) == ["--apps-limit=3"]
+    # the judge table's default profile, given or not, is not repeated; another profile is
+    assert settings().judge == settings("--apps-judge=seed").judge == "seed"
+    assert rerun_args(settings()) == rerun_args(settings("--apps-judge=seed")) == []
+    assert rerun_args(settings("--apps-judge=apps")) == ["--apps-judge=apps"]
 
 
 def test_an_ini_path_is_taken_from_the_ini_files_folder_and_a_command_line_path_from_where_pytest_started() -> None:

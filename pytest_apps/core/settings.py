@@ -1,7 +1,10 @@
 """The run's settings: every `--apps-*` option declared once, as a field of the plain, frozen `Settings` (`OPTIONS`
 is read from those fields), resolved (command line > ini > default) and checked here once. No pytest: the plugin
 declares these options on pytest's parser (`plugin/options.py`), `python -m pytest_apps` on its own argparse
-parser."""
+parser.
+
+Other packages' vocabulary (judge profiles, tiers, memory floors) lives with their tables: a front end passes the
+check of a layer above (`resolve`'s and `settings_from`'s `check`), which completes and checks what names them."""
 
 from __future__ import annotations
 
@@ -14,7 +17,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 DEFAULT_DATASET = "codeparrot/apps"
-DEFAULT_JUDGE = "seed"  # --apps-judge (judge/profiles.py holds the table of profiles)
 DEFAULT_TIMEOUT = 4.0  # seconds of a program's own time per test (--apps-timeout)
 DEFAULT_MEMORY = 4 << 30  # address-space bytes per test when neither --apps-memory nor the variable says
 DEFAULT_REPORT = "reports/apps-report.json"
@@ -25,10 +27,6 @@ LIMIT_MODES = ("fixed", "row")  # --apps-limits
 NEEDS_CHECKER_MODES = ("score", "exclude")  # --apps-needs-checker
 
 
-# The least address space a test's child starts a program in (its interpreter's own mappings included, numpy's too
-# under the apps judge), with room for a small program: below it every test would fail, or pass by luck.
-MIN_MEMORY = 64 << 20
-MIN_MEMORY_APPS = 256 << 20
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -62,14 +60,6 @@ def size_text(n: int) -> str:
     return str(n)
 
 
-# the judges whose programs (some or all) run in the original APPS harness's way, which loads numpy
-APPS_STYLE_JUDGES = ("apps", "taco")
-
-
-def memory_floor(judge: str) -> int:
-    return MIN_MEMORY_APPS if judge in APPS_STYLE_JUDGES else MIN_MEMORY
-
-
 class OptionError(Exception):
     """A bad option value; the message is one line naming the option and what to do."""
 
@@ -93,9 +83,6 @@ class Option:
         return "apps_" + self.name.replace("-", "_")
 
 
-JUDGES = ("seed", "apps", "taco", "lcb", "codecontests")  # --apps-judge (see judge/profiles.py)
-
-
 def option(default: Any, help: str, kind: str = "str", metavar: str | None = None, selects: bool = True,
            commas: bool = False) -> Any:
     """A `Settings` field that is an `--apps-*` option: its default, and in its metadata the rest of its `Option`
@@ -107,9 +94,9 @@ def option(default: Any, help: str, kind: str = "str", metavar: str | None = Non
 @dataclass(frozen=True)
 class Settings:
     """The resolved settings of a run. Every field up to `resume` is an option, declared here once (`option`);
-    the last four say where the run started, the project's folder (pytest's rootdir, where a path option left
+    the last five say where the run started, the project's folder (pytest's rootdir, where a path option left
     at its default lies, so that a run started in a subfolder reads and writes the same files), which options
-    the ini file gave, and what plugins added."""
+    the ini file gave, which a layer's table gave their default, and what plugins added."""
 
     dataset: str = option(DEFAULT_DATASET,
         "APPS rows: a hub id (owner/name, or owner/name/<folder> for one folder of the repository, "
@@ -189,7 +176,8 @@ class Settings:
         kind="float", metavar="F", selects=False)
     memory: int | None = option(None,
         "Address-space limit per test, for every format: bytes or a size such as 512M, 4G or 4GiB "
-        "(K, M, G, T are powers of 1024); at least 64M (256M with --apps-judge apps or taco); default "
+        "(K, M, G, T are powers of 1024); at least what the judge profile's programs start in (docs/judges.md); "
+        "default "
         "$APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 for none.", kind="bytes", metavar="SIZE", selects=False)
     limits: str = option("fixed",
         "fixed: every problem runs under --apps-timeout / --apps-memory (default, as published "
@@ -247,12 +235,10 @@ class Settings:
         "Also write one predictions.jsonl record per problem to PATH.", metavar="PATH", selects=False)
     report: str = option(DEFAULT_REPORT,
         f"Where to write the JSON report (default {DEFAULT_REPORT}).", metavar="PATH", selects=False)
-    judge: str = option(DEFAULT_JUDGE,
-        "Whose verdicts: 'seed', the seed runner's strict cascade with programs run as real "
-        "programs (default); 'apps', the original APPS harness's (hendrycks/apps), as in the published APPS "
-        "tables; 'taco', TACO's metrics/testing_util.py (FlagOpen/TACO); 'lcb', LiveCodeBench's; "
-        "'codecontests', CodeContests' tester's output comparison.",
-        metavar="seed|apps|taco|lcb|codecontests", selects=False)
+    judge: str = option("",
+        "Whose verdicts: the name of a judge profile (docs/judges.md lists them, with whose harness each "
+        "reproduces; a conftest adds more, docs/extending.md); default: the seed runner's strict cascade, with "
+        "programs run as real programs.", metavar="NAME", selects=False)
     checkers: str | None = option(None,
         "A folder of <problem_id>.py checkers, each defining check(input, expected, got) -> bool "
         "or (bool, message), that decide the tests of problems with several right answers; 'builtin' for "
@@ -267,6 +253,7 @@ class Settings:
     rootdir: str = "."
     project: str = ""  # pytest's rootdir: the folder of the path options' defaults ("": `rootdir`)
     from_ini: tuple[str, ...] = ()  # the options (names without --apps-) whose value the ini file gave
+    defaulted: tuple[str, ...] = ()  # the options whose value is the default a layer's table gives (`resolve`'s check)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -349,7 +336,7 @@ def _slug(text: str) -> str:
 
 
 def one_of(names: Sequence[str]) -> str:
-    """`seed, apps or taco`: the choices an error message offers."""
+    """`a, b or c`: the choices an error message offers."""
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
@@ -396,11 +383,18 @@ def ini_path(name: str, value: str, ini_dir: str | os.PathLike[str], started_in:
     return os.path.normpath(folder / path)
 
 
+# A layer's check of the settings (judge/profiles.py's `checked`): the settings completed (a default its table
+# gives) and checked against its table, or an OptionError naming the option by the function it is given.
+Check = Callable[["Settings", Callable[[str], str]], "Settings"]
+
+
 def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootdir: str,
-            ini_dir: str | os.PathLike[str] | None = None, project: str | os.PathLike[str] = "") -> Settings:
-    """Command line wins over ini, ini over the default; every value is checked here, once. A relative path
-    the ini file (in `ini_dir`) gives is taken from that folder (`ini_path`); a path option's default lies in
-    `project` (pytest's rootdir), when given."""
+            ini_dir: str | os.PathLike[str] | None = None, project: str | os.PathLike[str] = "",
+            check: Check | None = None) -> Settings:
+    """Command line wins over ini, ini over the default; every value is checked here, once, and then by `check`
+    (what another layer's table decides: a front end passes judge/profiles.py's). A relative path the ini file
+    (in `ini_dir`) gives is taken from that folder (`ini_path`); a path option's default lies in `project`
+    (pytest's rootdir), when given."""
     values: dict[str, Any] = {}
     from_ini: list[str] = []
     for opt in OPTIONS:
@@ -422,7 +416,7 @@ def resolve(getoption: Callable[[str], Any], getini: Callable[[str], Any], rootd
     def named(name: str) -> str:  # a value the ini file gave is named by its ini key, as the user wrote it
         return f"ini option apps_{name.replace('-', '_')}" if name in given_in_ini else flag_of(name)
 
-    return _checked(values, named, rootdir=rootdir, from_ini=tuple(from_ini), project=str(project or ""))
+    return _checked(values, named, check, rootdir=rootdir, from_ini=tuple(from_ini), project=str(project or ""))
 
 
 def flag_of(name: str) -> str:
@@ -430,27 +424,29 @@ def flag_of(name: str) -> str:
     return f"--apps-{name}"
 
 
-def settings_from(given: Mapping[str, Any], named: Callable[[str], str] = flag_of, rootdir: str = ".") -> Settings:
+def settings_from(given: Mapping[str, Any], named: Callable[[str], str] = flag_of, rootdir: str = ".",
+                  check: Check | None = None) -> Settings:
     """Settings from values given by field name (a Python caller's arguments), converted and checked as the
     command line's are (`resolve`), so that every front end gets the same options the same way; a value left out
     or None keeps the option's default, and a message names a value by `named(option name)` (the API names its
-    parameters). A field that is no option is a TypeError, as an unknown keyword is."""
+    parameters); `check` as `resolve`'s. A field that is no option is a TypeError, as an unknown keyword is."""
     by_field = {opt.dest[len("apps_"):]: opt for opt in OPTIONS}
     unknown = sorted(set(given) - set(by_field))
     if unknown:
         raise TypeError(f"unknown option(s): {', '.join(unknown)}")
     values = {field: _convert(by_field[field], raw, named(by_field[field].name))
               for field, raw in given.items() if raw is not None}
-    return _checked(values, named, rootdir=rootdir)
+    return _checked(values, named, check, rootdir=rootdir)
 
 
-def _checked(values: dict[str, Any], named: Callable[[str], str], **more: Any) -> Settings:
-    """The settings of converted `values` (a memory limit not given is the environment's), checked."""
+def _checked(values: dict[str, Any], named: Callable[[str], str], check: Check | None, **more: Any) -> Settings:
+    """The settings of converted `values` (a memory limit not given is the environment's), checked here, then by
+    `check`."""
     if values.get("memory") is None:
         values["memory"] = memory_from_env()
     settings = Settings(**values, **more)
     _check(settings, named)
-    return settings
+    return settings if check is None else check(settings, named)
 
 
 def _convert(opt: Option, raw: Any, source: str) -> Any:
@@ -519,8 +515,6 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
                               f"{MOST_SECONDS} seconds")
     if s.memory is not None and s.memory < 0:
         raise OptionError(f"{named('memory')}: {s.memory} is negative; give bytes, or 0 for no limit")
-    if s.memory and s.memory < memory_floor(s.judge):
-        raise OptionError(memory_too_small(named("memory"), s.memory, s.judge))
     if s.select not in ("all", "most-common"):
         raise OptionError(f"{named('select')}: unknown mode {s.select!r}; use all or most-common")
     if s.cpu_pinning not in PINNING_MODES:
@@ -550,8 +544,6 @@ def _check(s: Settings, named: Callable[[str], str] = flag_of) -> None:
     if s.special_judge and not s.path(s.special_judge).is_file():
         raise OptionError(f"{named('special-judge')}: {s.path(s.special_judge)} is not a file; give TACO's "
                           "output_spj.jsonl (from github.com/FlagOpen/TACO)")
-    if s.judge not in JUDGES:
-        raise OptionError(f"{named('judge')}: unknown judge {s.judge!r}; use {one_of(JUDGES)}")
     if s.checkers and s.checkers != "builtin" and not s.path(s.checkers).is_dir():
         raise OptionError(f"{named('checkers')}: {s.path(s.checkers)} is not a folder; give a folder of "
                           "<problem_id>.py checkers, or 'builtin'")
@@ -583,15 +575,6 @@ def _is_day(text: str) -> bool:
 MOST_SECONDS = 86400  # the longest time limit or agent timeout taken: a day
 
 
-def memory_too_small(name: str, memory: int, judge: str) -> str:
-    """The one line refusing a memory limit below the floor: what was given and the least that works."""
-    floor = size_text(memory_floor(judge))
-    why = f" (the {judge} judge's harness loads numpy)" if judge in APPS_STYLE_JUDGES else ""
-    given = size_text(memory)
-    given = given if given[-1].isalpha() else f"{given} bytes"
-    return f"{name}: {given} is too small to start a Python program; give at least {floor}{why}, or 0 for no limit"
-
-
 def parse_only(values: Iterable[str]) -> list[str]:
     """`--apps-only` values: repeatable and comma-separated."""
     out: list[str] = []
@@ -620,7 +603,7 @@ def rerun_args(settings: Settings) -> list[str]:
     args: list[str] = []
     for name in RERUN_OPTIONS:
         opt = by_name[name]
-        if name in settings.from_ini:
+        if name in settings.from_ini or name in settings.defaulted:
             continue
         value = getattr(settings, opt.dest[len("apps_"):], None)
         if value is None or value == opt.default or value == () or (

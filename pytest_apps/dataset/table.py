@@ -8,11 +8,13 @@ the judge profile that reproduces its own evaluator. Readers, selection, the pro
 table (`entry_of`, `tier_order`, ...), never which dataset a row came from.
 
 Adding a dataset is a module of this package with its row functions and an entry in `TABLE` (and a judge profile
-in `judge/profiles.py` where its evaluator's verdicts differ); see docs/extending.md.
+in `judge/profiles.py` where its evaluator's verdicts differ), or an entry `add` puts in the table (the plugin adds
+those of `pytest_apps_datasets` implementations); see docs/extending.md.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -85,6 +87,26 @@ TABLE: dict[str, Dataset] = {d.name: d for d in (
             data_sources=("codecontests", "code_contests")),
 )}
 DEFAULT = TABLE["apps"]  # rows no entry claims are read as APPS rows (and refused there without an id)
+BUILT_IN = frozenset(TABLE)  # the entries of this package (`remove` leaves them)
+
+
+def add(entry: Dataset) -> None:
+    """Put `entry` in the table, after the others (its `marks` is asked before theirs). ValueError, in one line
+    naming it, for what is no entry, a name taken by another entry, or no tiers; the same entry given again (each
+    xdist worker's conftest gives it too) is taken once."""
+    if not isinstance(entry, Dataset):
+        raise ValueError(f"a dataset is a pytest_apps.dataset.table.Dataset, not {type(entry).__name__}")
+    if TABLE.get(entry.name, entry) != entry:
+        raise ValueError(f"dataset {entry.name!r}: the name is taken; give the dataset a name of its own")
+    if not entry.tiers:
+        raise ValueError(f"dataset {entry.name!r}: give its tiers, easiest first")
+    TABLE[entry.name] = entry
+
+
+def remove(name: str) -> None:
+    """Take an entry `add` put in the table out of it again (a run that added it ends); the built-in ones stay."""
+    if name not in BUILT_IN:
+        TABLE.pop(name, None)
 
 
 def entry_of(columns: Collection[str]) -> Dataset:
@@ -191,17 +213,23 @@ def _rejoined(head: list[dict], rows: Iterator[dict]) -> Iterator[dict]:
 
 # ----------------------------------------------------------------------------------------------------- tiers
 
-TIER_ORDER: tuple[str, ...] = tuple(dict.fromkeys(t for entry in TABLE.values() for t in entry.vocabulary()))
+def all_tiers() -> tuple[str, ...]:
+    """Every entry's tier names, in the table's order and each entry's own, once each."""
+    return _tiers(tuple(TABLE.values()))[0]
 
 
-_SPELLING = {t.casefold(): t for t in reversed(TIER_ORDER)}  # the first entry's spelling of a name wins
+@functools.lru_cache(maxsize=4)
+def _tiers(entries: tuple[Dataset, ...]) -> tuple[tuple[str, ...], dict[str, str]]:
+    """(every tier name in order, case-folded name -> the first entry's spelling) of these entries."""
+    order = tuple(dict.fromkeys(t for entry in entries for t in entry.vocabulary()))
+    return order, {t.casefold(): t for t in reversed(order)}
 
 
 def canonical_tier(value: Any) -> str:
     """A tier as the table spells it (APPS-schema rows of another dataset keep that dataset's names: TACO's in
     upper case), else in lower case as APPS writes its own."""
     text = str(value or "").strip()
-    return _SPELLING.get(text.casefold(), text.lower())
+    return _tiers(tuple(TABLE.values()))[1].get(text.casefold(), text.lower())
 
 
 class TierError(DatasetError, ValueError):
@@ -212,7 +240,7 @@ def normalise_tier(value: str) -> str:
     """A tier as selection matches it (case-folded), when some entry has it; else a TierError naming each
     dataset's tiers."""
     folded = value.strip().casefold()
-    if any(folded == t.casefold() for t in TIER_ORDER):
+    if any(folded == t.casefold() for t in all_tiers()):
         return folded
     known = "; ".join(f"{', '.join(entry.tiers)} ({entry.title})" for entry in TABLE.values())
     raise TierError(f"--apps-difficulty: unknown tier {value!r}; use one of {known}")
@@ -226,8 +254,8 @@ def tier_entry(present: Iterable[str]) -> Dataset:
 
 def tier_order(present: Iterable[str]) -> list[str]:
     """`present` tiers in their dataset's order, then the others sorted."""
-    names = set(present)
-    return [t for t in TIER_ORDER if t in names] + sorted(names - set(TIER_ORDER))
+    names, order = set(present), all_tiers()
+    return [t for t in order if t in names] + sorted(names - set(order))
 
 
 def tiers_shown(present: Collection[str]) -> tuple[str, ...]:

@@ -16,10 +16,11 @@ from ..core.outcome import COMPILE_ERROR, NO_CODE, PASS, RUN_EXITED, RUN_HARNESS
 from ..core.outcome import NOT_MEASURED
 from ..core.record import CaseRecord
 from ..dataset.problems import CALL, Cases, Problem, parse_call_args, stdin_text
-from ..executor import STYLE_APPS_HARNESS, STYLE_REAL, Executor, Program
+from ..executor import STYLE_APPS_HARNESS, Executor, Program
 from ..judge import apps, taco
 from ..judge.checkers import Checkers
-from ..judge.profiles import TABLE, Judging, decide, other_profile, output_digest
+from ..judge.profiles import (RUNS_APPS_HARNESS, RUNS_REAL, RUNS_TACO_HARNESS, TABLE, Judging, decide, other_profile,
+                              output_digest)
 from ..judge.special import SpecialJudges
 from .limits import borderline, over_row_memory, problem_limits, undercredited
 from .failtext import failure_detail
@@ -195,9 +196,8 @@ def _run_apps(executor: Executor, t: Trial) -> tuple[Outcome | None, Verdict]:
     return outcome, decide(t.profile, problem.fmt, t.expected, outcome, checker)
 
 
-# how a profile's programs run (judge/profiles.py's `Profile.runs`) -> the runner
-# (the executor's ways of running, and TACO's: its programs run with its prelude, in either of the two ways)
-_RUNNERS = {STYLE_REAL: _run_real, STYLE_APPS_HARNESS: _run_apps, "taco-harness": _run_taco}
+# how a profile's programs run (judge/profiles.py's `Profile.runs`, one of its `RUNS`) -> the runner
+_RUNNERS = {RUNS_REAL: _run_real, RUNS_APPS_HARNESS: _run_apps, RUNS_TACO_HARNESS: _run_taco}
 
 
 def _text_or_value(expected: Any) -> Any:

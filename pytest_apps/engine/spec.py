@@ -19,7 +19,7 @@ from ..dataset.problems import Problem, Selection
 from ..dataset.limits import limit_of
 from ..executor import Executor, Limits
 from ..judge.checkers import Checkers
-from ..judge.profiles import TABLE, Judging, preload_for
+from ..judge.profiles import DEFAULT_JUDGE, TABLE, Judging, preload_for
 from ..judge.special import SpecialJudges
 from .records import JudgeKey, judge_key
 
@@ -60,12 +60,13 @@ def run_spec(settings: Settings, *, checker_code: Mapping[str, str] | None = Non
     """The run spec of `settings`. `checker_code`: checkers given as text (the plan's, from the checker hook).
     A reference run (the dataset's own solutions, no agent) also audits the references."""
     s = settings
+    judge = s.judge or DEFAULT_JUDGE  # (settings made directly, not resolved: the table's default)
     special = SpecialJudges.from_file(s.path(s.special_judge)) if s.special_judge else None
     checkers = Checkers.from_setting(s.checkers, s.rootdir, sources=checker_code)
-    judging = Judging(profile=s.judge, checkers=checkers, audit=s.candidates == REFERENCE and not s.agent,
+    judging = Judging(profile=judge, checkers=checkers, audit=s.candidates == REFERENCE and not s.agent,
                       special=special, row_limits=s.limits == "row", time_scale=s.timeout_scale)
     limits = Limits(timeout=s.time_limit) if s.memory is None else Limits(timeout=s.time_limit, memory=s.memory)
-    return RunSpec(judging, limits, preload_for(judging), TABLE[s.judge].memory_floor)
+    return RunSpec(judging, limits, preload_for(judging), TABLE[judge].memory_floor)
 
 
 def selection_of(settings: Settings) -> Selection:

@@ -20,7 +20,8 @@ the config as it starts (`session`), collection and items (`collect`), xdist sch
 (`scheduling`, `transport`), workers on other machines (`remote`, their node ids `nodeids`, xdist's gateways `gateways`), CPU
 pinning (`cpus`), the controller's side of the record store (`ledger`), how the run ended, its run section and
 exit status (`runend`), the `--apps-baseline` file read before the run (`baseline_file`), the hooks this plugin
-offers other plugins (`hookspecs`), terminal statistics (`termstats`), the agent's progress line (`progress`),
+offers other plugins (`hookspecs`; the table entries they add, with the plugin's own implementation of the
+report-writing hook, `extending`; the table of report formats, `formats`), terminal statistics (`termstats`), the agent's progress line (`progress`),
 every path a run writes checked before its first case (`outputs`), the case a lost xdist worker was running
 (`crashes`), SIGINT and SIGTERM on a run (`interrupts`) and the report writers' glue (`writers`).
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,8 @@ from .cases import CollectsHere
 from .collect import CASE_FILES_KEY, RECORD_KEY
 from .cpus import available_cpus, executor_cpu, xdist_workers
 from .crashes import forget_junit_case
+from .extending import requested_reports
+from .formats import ReportFormat
 from .ledger import Ledger, report_recorded, report_skipped
 from .outputs import ReportLock, check_outputs
 from .plan import Plan
@@ -89,14 +91,15 @@ def taken_out(properties: list[tuple[str, Any]]) -> tuple[CaseRecord | None, str
 
 
 def keep_complete_reports(run: dict[str, Any], settings: Settings, started_in: Path,
-                          junit_path: Path | None) -> Path | None:
+                          junit_path: Path | None,
+                          reports: Sequence[tuple[ReportFormat, Path]] | None = None) -> Path | None:
     """Where an incomplete run writes its reports when a complete run's JSON report is at the path: beside the
     complete ones, never over them (a CI baseline, a debugging rerun without records); said in `run` (`kept`,
     `beside`). Returns where --junitxml writes instead, if elsewhere. A complete run removes the `.incomplete`
     --junitxml file an earlier run left."""
     if not run["complete"] and is_complete_report(settings.report_path):
         run["kept"] = os.path.relpath(settings.report_path, started_in)
-        run["beside"] = [os.path.relpath(path, started_in) for path in written_beside(settings, junit_path)]
+        run["beside"] = [os.path.relpath(path, started_in) for path in written_beside(settings, junit_path, reports)]
         if junit_path is not None and junit_path.is_file():
             return beside(junit_path)
     elif run["complete"] and junit_path is not None and not written_in_place(junit_path):
@@ -147,7 +150,8 @@ class Controller(Role):
         checked and the report's lock taken before any work, the baseline read before the plan is built (a
         missing file costs no benchmark time) and checked against it."""
         settings = settings_of(config)
-        unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None))
+        unwritable = check_outputs(settings, getattr(config.option, "xmlpath", None),
+                                   requested_reports(config, settings))
         if unwritable:  # before any work: not a traceback after every case has run
             raise pytest.UsageError(unwritable)
         lock = ReportLock(settings.report_path)  # held to the end (put_away releases it)
@@ -259,7 +263,8 @@ class Controller(Role):
                           crashed=crashed)
         junit = junit_writer(self.config)
         junit_path = keep_complete_reports(self.run, self.state.settings, self.state.started_in,
-                                           Path(junit.logfile) if junit is not None else None)
+                                           Path(junit.logfile) if junit is not None else None,
+                                           requested_reports(self.config, self.state.settings))
         if junit_path is not None:
             junit.logfile = str(junit_path)
         add_suite_properties(self.config, run_properties(self.run))
@@ -285,7 +290,8 @@ class Controller(Role):
         self.summary = build_summary(self.state, self.records, time.time() - self.started)
         self.count_never_ran(self.summary.figures["tests_total"])
         comparison, document, self.unwritten = write_reports(self.state, self.summary,
-                                                             self.config.stash.get(BASELINE_KEY, None), self.run)
+                                                             self.config.stash.get(BASELINE_KEY, None), self.run,
+                                                             requested_reports(self.config, self.state.settings))
         self.comparison = None if comparison is None else comparison.to_dict()
         self.config.hook.pytest_apps_summary(summary=document, records=list(self.records))
         incomplete = None if self.run is None or self.run["complete"] else self.run["incomplete"]

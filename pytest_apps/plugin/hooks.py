@@ -5,7 +5,8 @@ needs (no engine, no judges, no numpy).
 The plugin is dormant unless `--apps`, an `--apps-*` selection option, the ini option `apps` or a path in the
 candidates' folder asks for it; dormant, it only keeps pytest from importing candidate code. Turned on, it
 imports `roles.py` and registers the one object that `roles.activate` builds for this process: its role's (the
-controller's, a local or a remote worker's), which holds the state and every hook of that role.
+controller's, a local or a remote worker's), which holds the state and every hook of that role, after putting the
+judge profiles and datasets that conftests and plugins add in their tables (`extending.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .options import (REMOTE_KEY, add_options, candidate_sources, dormant_line, 
 SOURCES_KEY = pytest.StashKey[list[Path]]()  # where this run's candidate code lies (options.candidate_sources)
 DORMANT_KEY = pytest.StashKey["str | None"]()  # dormant: the line saying how to turn the plugin on, if any
 SESSION = "apps-session"  # the name this process's role object is registered under (the run is active)
+EXTENDING = "apps-extending"  # the plugin's own implementations of its table hooks (extending.py)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -57,8 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if not worker:
             config.stash[DORMANT_KEY] = dormant_line(config.getini, config.inipath)
         return
+    from . import extending
     from .roles import activate  # (the engine, the judges, the dataset readers: only for an active run)
 
+    config.pluginmanager.register(extending, EXTENDING)  # (its own implementation of the table hooks)
+    extending.add_entries(config)  # (before the options are checked: --apps-judge takes the profiles added)
     config.pluginmanager.register(activate(config, worker), SESSION)
 
 

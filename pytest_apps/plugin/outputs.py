@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..core.settings import Settings
 from ..core.writing import written_in_place
+from .formats import ReportFormat, requested
 
 
-def output_paths(settings: Settings, junitxml: str | None = None) -> list[tuple[str, Path, bool]]:
-    """(option, path, is a folder) for each path this run writes."""
+def output_paths(settings: Settings, junitxml: str | None = None,
+                 reports: Sequence[tuple[ReportFormat, Path]] | None = None) -> list[tuple[str, Path, bool]]:
+    """(option, path, is a folder) for each path this run writes; `reports` as `writers.write_reports` takes them
+    (default: the plugin's formats the settings ask for)."""
     s = settings
     out: list[tuple[str, Path, bool]] = [("--apps-report", s.report_path, False)]
-    for option, value in (("--apps-html", s.html), ("--apps-markdown", s.markdown),
-                          ("--apps-predictions", s.predictions)):
-        if value:
-            out.append((option, s.path(value), False))
+    out += [(entry.option, path, False) for entry, path in (requested(s) if reports is None else reports)]
     if junitxml:
         out.append(("--junitxml", Path(os.path.abspath(os.path.expanduser(junitxml))), False))
     if not written_in_place(s.report_path):  # (a device or a FIFO: no folder is made beside it)
@@ -60,9 +61,10 @@ def unwritable(option: str, path: Path, folder: bool) -> str:
     return ""
 
 
-def check_outputs(settings: Settings, junitxml: str | None = None) -> str:
+def check_outputs(settings: Settings, junitxml: str | None = None,
+                  reports: Sequence[tuple[ReportFormat, Path]] | None = None) -> str:
     """The first output path that cannot be written, as a one-line error ("" when all can)."""
-    for option, path, folder in output_paths(settings, junitxml):
+    for option, path, folder in output_paths(settings, junitxml, reports):
         why = unwritable(option, path, folder)
         if why:
             return why

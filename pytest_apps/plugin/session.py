@@ -15,6 +15,7 @@ from ..candidates.generation import GenerationInterrupted
 from ..candidates.sources import CandidateError
 from ..core.settings import OptionError, Settings, resolve
 from ..dataset.rows import DatasetError
+from ..judge import profiles
 from ..judge.special import SpecialJudgeError
 from . import nodeids
 from .options import checked_ini, ini_folder, project_folder
@@ -29,7 +30,7 @@ def settings_of(config: pytest.Config) -> Settings:
         # from its folder, as pytest's own path settings.
         # A path option left at its default lies in the project's folder (`project_folder`).
         return resolve(config.getoption, checked_ini(config.getini), str(config.invocation_params.dir),
-                       ini_folder(config), project_folder(config))
+                       ini_folder(config), project_folder(config), check=profiles.checked)
     except OptionError as exc:
         raise pytest.UsageError(str(exc)) from None
 

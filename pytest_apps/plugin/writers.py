@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from ..core.writing import replacing, written_in_place
 from ..dataset.loading import ONE_FILE_TEXT, ignored_split
 from ..engine.special import taco_facts
 from ..executor.machine import timing_figures
-from ..judge.profiles import DESCRIPTIONS, other_profile
+from ..judge.profiles import TABLE, other_profile
 from ..report.audit import reference_audit
 from ..report.comparison import CLI_ANYWAY, Comparison, compare
 from ..report.markdown import store_failure
@@ -26,6 +26,7 @@ from ..report.rollup import HARNESS_ERROR as HARNESS_ERROR_KIND
 from ..report.rollup import Summary, document, summarize
 from ..report.taco import annotate
 from ..report.terminal import judging_lines, row_lines, summary_lines
+from .formats import Finished, ReportFormat, requested
 from .state import ControllerState, RunState
 
 
@@ -99,7 +100,7 @@ def header_lines(state: RunState) -> list[str]:
         + (", fail-fast" if s.fail_fast else ""),
         "apps: " + timing_text(state),
         "apps: isolation " + (", ".join(state.isolation()) or "none (the executor could not start)"),
-        f"apps: judge {s.judge}: {DESCRIPTIONS[s.judge]}" + _checkers_text(state),
+        f"apps: judge {s.judge}: {TABLE[s.judge].description}" + _checkers_text(state),
     ]
     return lines + [f"apps: {note}" for note in plan.notes]
 
@@ -186,6 +187,36 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
     stopped = bool(interrupted or workers_lost or crashed)
     # selected cases that did not run here though their results are in the report (earlier records)
     stale = max(0, selected_n - executed - reused) if stopped and not never_ran else 0
+    reasons = run_reasons(cases, interrupted=interrupted, crashed=crashed, workers_lost=workers_lost,
+                          never_ran=never_ran, not_selected=not_selected, stale=stale,
+                          harness=sum(1 for reason in lacking.values() if reason == HARNESS_FAULT))
+    section: dict[str, Any] = {
+        "complete": not reasons,
+        "cases": cases,
+        "selected": selected,
+        "executed": executed,
+        "reused": reused,
+        "carried": carried,
+        "without_result": without_result,
+        "interrupted": interrupted,
+    }
+    if reasons:
+        section["incomplete"] = "; ".join(r["text"] for r in reasons)
+    section["reasons"] = reasons
+    if lacking:  # which cases have no verdict, and why (the first of them)
+        section["without_verdict"] = {"count": len(lacking), "cases": [
+            {"case": nodeid, "why": reason} for nodeid, reason in itertools.islice(lacking.items(), MOST_RERUN_LISTED)]}
+    if selected is not None and selected < cases:  # a rerun merged into the earlier records: which cases ran again
+        section["rerun_count"] = len(rerun)
+        section["rerun"] = rerun[:MOST_RERUN_LISTED]
+    section["records"] = records_section(store, resume, dropped, started_in, store_failed, not_kept)
+    return section
+
+
+def run_reasons(cases: int, *, interrupted: str | None, crashed: str | None, workers_lost: int, never_ran: int,
+                not_selected: int, stale: int, harness: int) -> list[dict[str, Any]]:
+    """The reasons a run is incomplete (`run_section`'s `reasons`), each a `kind`, the cases or workers it
+    concerns and its `text`, in the order the terminal says them; none for a complete run."""
     reasons: list[dict[str, Any]] = []
     if interrupted:
         reasons.append({"kind": "interrupted", "text": f"interrupted ({interrupted})"})
@@ -207,38 +238,25 @@ def run_section(*, cases: int, selected: int | None, executed: int, reused: int,
                         "text": f"{stale} of {counted(cases, 'case')} never ran; "
                                 + ("its result is an earlier record" if stale == 1 else
                                    "their results are earlier records")})
-    harness = sum(1 for reason in lacking.values() if reason == HARNESS_FAULT)
     if harness:
         reasons.append({"kind": "harness_error", "cases": harness,
                         "text": f"{counted(harness, 'case')} without a verdict: a harness error (an "
                                 "executor lost twice, or a checker's fault; the problem is unscored)"})
-    section: dict[str, Any] = {
-        "complete": not reasons,
-        "cases": cases,
-        "selected": selected,
-        "executed": executed,
-        "reused": reused,
-        "carried": carried,
-        "without_result": without_result,
-        "interrupted": interrupted,
-    }
-    if reasons:
-        section["incomplete"] = "; ".join(r["text"] for r in reasons)
-    section["reasons"] = reasons
-    if lacking:  # which cases have no verdict, and why (the first of them)
-        section["without_verdict"] = {"count": len(lacking), "cases": [
-            {"case": nodeid, "why": reason} for nodeid, reason in itertools.islice(lacking.items(), MOST_RERUN_LISTED)]}
-    partial = selected is not None and selected < cases
-    if partial:  # a rerun merged into the earlier records: which cases ran again
-        section["rerun_count"] = len(rerun)
-        section["rerun"] = rerun[:MOST_RERUN_LISTED]
-    section["records"] = {"store": None if store is None else _shown(store, started_in), "resume": resume}
+    return reasons
+
+
+def records_section(store: Path | None, resume: bool, dropped: str, started_in: Path, store_failed: str,
+                    not_kept: int) -> dict[str, Any]:
+    """The `run` section's `records`: the store (as a path from where the run started) and whether the run resumed
+    from it; why it was dropped, or failed (the run went on without it: its verdicts are all in the report, not
+    all of them kept)."""
+    records: dict[str, Any] = {"store": None if store is None else _shown(store, started_in), "resume": resume}
     if dropped:
-        section["records"]["dropped"] = dropped
-    if store_failed:  # the run went on without its store: its verdicts are all here, not all of them kept
-        section["records"]["failed"] = store_failed
-        section["records"]["not_kept"] = not_kept
-    return section
+        records["dropped"] = dropped
+    if store_failed:
+        records["failed"] = store_failed
+        records["not_kept"] = not_kept
+    return records
 
 
 def run_properties(run: dict[str, Any]) -> list[tuple[str, str]]:
@@ -391,11 +409,12 @@ REPORT_NOT_WRITTEN = 6  # the exit status of a run one of whose reports could no
 
 
 def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, Any] | None = None,
-                  run: dict[str, Any] | None = None) -> tuple[Comparison | None, dict[str, Any], list[str]]:
-    """The JSON report always; HTML, predictions and Markdown when asked; with a baseline report, the
-    comparison (in each report). Returns the comparison, the JSON report's document, and a line for each
-    report that could not be written (a full disk: the others are still written, none leaves a temporary
-    file). Only the controller calls this.
+                  run: dict[str, Any] | None = None, reports: Sequence[tuple[ReportFormat, Path]] | None = None,
+                  ) -> tuple[Comparison | None, dict[str, Any], list[str]]:
+    """The JSON report always; each of `reports` (format, path: default, the plugin's formats the settings ask
+    for; formats.requested) after it; with a baseline report, the comparison (in each report). Returns the
+    comparison, the JSON report's document, and a line for each report that could not be written (a full disk:
+    the others are still written, none leaves a temporary file). Only the controller calls this.
 
     Where: a complete run writes at each path and removes the `.incomplete` reports an earlier run left beside
     it; an incomplete run writes beside (`<name>.incomplete<suffix>`) each path that holds a complete run's
@@ -427,27 +446,18 @@ def write_reports(state: ControllerState, summary: Summary, baseline: dict[str, 
 
     attempt("JSON report", place(s.report_path, json_report=True),
             lambda path: write_json(state, summary, document, path))
-    if s.html:
-        from ..report.html import write_html
-
-        attempt("HTML report", place(s.path(s.html)), lambda path: write_html(document, path))
-    if s.predictions:
-        from ..report.predictions import prediction_records, write_predictions
-
-        records = prediction_records(document, state.plan.problems, state.plan.candidates)
-        attempt("predictions", place(s.path(s.predictions)), lambda path: write_predictions(records, path))
-    if s.markdown:
-        from ..report.markdown import markdown_text, write_markdown
-
-        attempt("Markdown report", place(s.path(s.markdown)),
-                lambda path: write_markdown(markdown_text(document), path))
+    finished = Finished(document, state.plan.problems, state.plan.candidates)
+    for entry, path in requested(s) if reports is None else reports:
+        attempt(entry.title, place(path), lambda path, entry=entry: entry.write_to(finished, path))
     return comparison, document, failed
 
 
-def written_beside(settings: Settings, junitxml: Path | None = None) -> list[Path]:
+def written_beside(settings: Settings, junitxml: Path | None = None,
+                   reports: Sequence[tuple[ReportFormat, Path]] | None = None) -> list[Path]:
     """Where an incomplete run writes its reports while the complete JSON report is kept: beside that one, and
-    beside each other report path (`--junitxml` among them) that holds a file; the others at their paths."""
-    others = [settings.path(value) for value in (settings.html, settings.markdown, settings.predictions) if value]
+    beside each other report path (`reports`, as `write_reports` takes them, and `--junitxml`) that holds a file;
+    the others at their paths."""
+    others = [path for _, path in (requested(settings) if reports is None else reports)]
     others += [junitxml] if junitxml is not None else []
     return [beside(settings.report_path)] + [beside(path) for path in others if path.is_file()]
 

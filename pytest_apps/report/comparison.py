@@ -30,13 +30,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.settings import DEFAULT_JUDGE
 from ..core.wording import counted
 from ..dataset.table import tier_order
 from .stats import LEVEL, NEWCOMBE, SQUARE_AND_ADD, clopper_pearson, mcnemar_exact, mean_interval, newcombe_paired
 from .stats import square_and_add
 
 DEFAULT_MEMORY = 4 * 2**30  # what a report's `memory: null` means: the executor's default address-space limit
+UNNAMED_JUDGE = "seed"  # what a report naming no judge was judged by: the only profile there was then
 PASS = "pass"
 UNSCORED = "unscored"  # a problem's verdict when the harness failed on it: no verdict to compare
 # the problem fields a comparison reads; a baseline is kept in memory with these only
@@ -173,7 +173,7 @@ def facts(document: Mapping[str, Any]) -> dict[str, tuple[Any, str]]:
         out["revision"] = (revision, str(revision or "unknown"))
     split = source.get("split") or settings.get("split")
     out["split"] = (split, str(split))
-    judge = settings.get("judge") or DEFAULT_JUDGE
+    judge = settings.get("judge") or UNNAMED_JUDGE
     out["judge"] = (judge, str(judge))
     cap = settings.get("max_tests")
     cap = "all" if cap is None or int(cap) <= 0 else int(cap)

@@ -30,7 +30,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..core.record import CaseRecord
-from ..core.settings import DEFAULT_JUDGE
+from ..judge.profiles import DEFAULT_JUDGE
 from ..executor import Limits
 from .jobs import Judged, Served, judged_job, limits_for, run_code_job, spec_of
 from .judged import harness_failure, judge_answer, read_judge, read_submit, submit_answer

@@ -16,8 +16,9 @@ import socket
 import sys
 from typing import Any
 
-from ..core.settings import DEFAULT_JUDGE, DEFAULT_TIMEOUT, JUDGES, OptionError, parse_size
+from ..core.settings import DEFAULT_TIMEOUT, OptionError, parse_size
 from ..core.wording import counted
+from ..judge import profiles
 
 TOKEN_VARIABLE = "PYTEST_APPS_SERVE_TOKEN"
 MIN_TOKEN = 16  # characters
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("--max-timeout", type=float, default=60.0, help="the longest time limit a request may ask (default 60)")
     add("--memory", default=None, help="address-space limit per test when a request gives none: bytes or a size "
         "such as 4G (default $APPS_CALL_BASED_MEMORY_BYTES, else 4G; 0 = none)")
-    add("--judge", default=DEFAULT_JUDGE, choices=JUDGES, help="judge profile of a judged request that names none")
+    add("--judge", default=profiles.DEFAULT_JUDGE, choices=profiles.names(),
+        help="judge profile of a judged request that names none")
     add("--queue", type=int, default=1024, help="requests that may wait for a worker (default 1024; more get 504)")
     add("--queue-timeout", type=float, default=10.0, help="seconds a request may wait for a worker before it is "
         "answered 504, which clients retry (default 10)")

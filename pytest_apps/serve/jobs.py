@@ -18,7 +18,8 @@ from typing import Any
 from ..candidates.sources import Candidate
 from ..core.outcome import RUN_HARNESS_ERROR, Outcome
 from ..core.record import CaseRecord
-from ..core.settings import DEFAULT_JUDGE, DEFAULT_MEMORY, DEFAULT_TIMEOUT, OptionError, settings_from
+from ..core.settings import DEFAULT_MEMORY, DEFAULT_TIMEOUT, OptionError, settings_from
+from ..judge import profiles
 from ..dataset.problems import Cases, Problem
 from ..engine.confirm import confirm, pending
 from ..engine.problem import run_problem
@@ -40,7 +41,7 @@ class Served:
     memory: int = DEFAULT_MEMORY
     max_timeout: float = 60.0
     max_tests: int = 1000
-    judge: str = DEFAULT_JUDGE
+    judge: str = profiles.DEFAULT_JUDGE
 
 
 @functools.lru_cache(maxsize=16)
@@ -49,7 +50,8 @@ def spec_of(judge: str, served: Served) -> RunSpec:
     made once per profile."""
     try:
         settings = settings_from({"judge": judge, "timeout": served.timeout, "memory": served.memory},
-                                 named=lambda name: name.replace("-", "_"))
+                                 named=lambda name: name.replace("-", "_"),
+                                 check=profiles.checked)
     except (OptionError, TypeError) as exc:
         raise RequestError(str(exc), 400) from None
     return run_spec(settings)
