@@ -40,6 +40,7 @@ from .core.record import CaseRecord
 from .core.settings import DEFAULT_TIMEOUT, OptionError, Settings, settings_from
 from .core.wording import counted
 from .dataset import index as problem_index
+from .dataset import table
 from .dataset.index import cases_path, read_cases
 from .dataset.problems import Cases, Problem, Selection, SkippedRow, parse_row
 from .dataset.rows import DEFAULT_DATASET, DatasetError
@@ -261,8 +262,8 @@ def problem_from_row(row: dict[str, Any], index: int = 0, max_tests: int = 20) -
     sys.set_int_max_str_digits(0)
     parsed = parse_row(row, index, max_tests)
     if isinstance(parsed, SkippedRow):
-        raise DatasetError(f"row {parsed.index} (problem {parsed.problem_id}): {parsed.reason}; give it an "
-                           "input_output with equal-length inputs and outputs lists")
+        raise DatasetError(f"row {parsed.index} (problem {parsed.problem_id}): {parsed.reason}; "
+                           f"{table.entry_of(row).fix}")
     problem, cases = parsed
     _TEST_DATA.put(problem, cases)
     return problem

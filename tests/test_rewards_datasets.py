@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_apps.api import problem_from_row
 from pytest_apps.dataset import table
+from pytest_apps.dataset.model import DatasetError
 from pytest_apps.rewards import (
     NotScored,
     close_scorers,
@@ -184,5 +186,30 @@ def test_a_batch_mixing_datasets_scores_each_completion_under_its_own(shared_dat
                                           for i, (s, t, g) in enumerate(zip(sources, texts, truths))))
 
         assert [b["score"] for b in asyncio.run(gathered())] == scores
+    finally:
+        close_scorers()
+
+
+def test_a_row_its_dataset_refuses_is_told_what_that_dataset_needs(shared_datasets: Path) -> None:
+    """A row given alone (the API's `problem_from_row`, verl's whole-row ground truth) that its dataset cannot read
+    gets the one-line error in its own dataset's terms: a CodeContests row without tests in the sets that count is
+    told of those sets, a LiveCodeBench row of its test cases, an APPS row of its input_output; none is told of
+    another dataset's fields."""
+    cc_row, _ = cc_row_and_solution(shared_datasets)
+    no_tests = {**cc_row, **{f"{s}_tests": {"input": [], "output": []} for s in ("private", "generated")}}
+    lcb_row = {**rows(shared_datasets, "lcb", "rows.jsonl")[0], "public_test_cases": "[]", "private_test_cases": ""}
+    apps_row = {"problem_id": 7, "question": "q", "input_output": json.dumps({"inputs": ["1"], "outputs": []})}
+    wanted = {"codecontests": (no_tests, "private_tests or generated_tests"),
+              "livecodebench": (lcb_row, "public_test_cases"), "apps": (apps_row, "an input_output")}
+    for name, (row, hint) in wanted.items():
+        entry = table.TABLE[name]
+        with pytest.raises(DatasetError) as refused:
+            problem_from_row(entry.normalize(dict(row), "the test's row"), 3)
+        message = str(refused.value)
+        assert hint in message and "\n" not in message, (name, message)
+        assert not any(other.fix in message for other in table.TABLE.values() if other.fix != entry.fix), message
+    try:
+        with pytest.raises(NotScored, match=r"no tests in the private, generated sets.*give it tests in a set"):
+            compute_score("codecontests", "print(1)", no_tests, {"index": 3}, **OPTIONS)
     finally:
         close_scorers()

@@ -21,6 +21,7 @@ from ..core import jsontext
 from .model import CALL, STDIN, Cases, Problem, SkippedRow
 
 TIERS = ("introductory", "interview", "competition")  # APPS's tiers, easiest first
+FIX = "give it an input_output with equal-length inputs and outputs lists"  # what a refused row must hold
 ROW_FIELDS = ("problem_id", "question", "solutions", "input_output", "difficulty", "url", "starter_code")
 COLUMNS = (*ROW_FIELDS, "id")
 _TEXT_FIELDS = ROW_FIELDS[1:]

@@ -32,6 +32,8 @@ SOURCES = ("unknown_source", "codechef", "codeforces", "hackerearth", "codejam",
 TIERS = SOURCES[1:]
 TEST_SETS = ("public", "private", "generated")
 DEFAULT_TEST_SETS = ("private", "generated")
+FIX = ("give it tests in a set that counts (public_tests, private_tests or generated_tests, each with equal-length "
+       "input and output lists)")  # what a refused row must hold
 PYTHON3 = 3
 COLUMNS = ("name", "description", "public_tests", "private_tests", "generated_tests", "source", "difficulty",
            "solutions", "incorrect_solutions", "cf_rating", "cf_tags", "time_limit", "memory_limit_bytes",

@@ -38,6 +38,8 @@ from .apps import make_problem, marker
 from .model import Cases, Problem, SkippedRow
 
 TIERS = ("easy", "medium", "hard")
+FIX = ("give it public_test_cases (and private_test_cases) as LiveCodeBench stores them: a JSON list of tests with "
+       "input, output and testtype")  # what a refused row must hold
 COLUMNS = ("question_title", "question_content", "platform", "question_id", "contest_id", "contest_date",
            "starter_code", "difficulty", "public_test_cases", "private_test_cases", "metadata")
 REQUIRED = ("question_id", "question_content", "public_test_cases")

@@ -53,6 +53,8 @@ class Dataset:
     # (input_output dict, id) -> a row of its schema, for a dataset whose tests read their own way (LiveCodeBench's
     # functional inputs): what a trainer's ground truth of its problems becomes
     tests_row: Callable[[dict, str], dict] | None = None
+    # what a row it refuses must hold, for the one-line error of a caller who gives rows one at a time
+    fix: str = "give it tests in the schema of its dataset"
 
     def vocabulary(self) -> tuple[str, ...]:
         return (*self.tiers, *self.unknown_tiers)
@@ -67,24 +69,25 @@ def _apps_tier(row: dict[str, Any]) -> str:
 TABLE: dict[str, Dataset] = {d.name: d for d in (
     Dataset("apps", "APPS", ("codeparrot/apps", "metr-evals/apps"), apps.marks, apps.COLUMNS, apps.normalize,
             apps.problem_id, _apps_tier, apps.parse_with(_apps_tier), apps.solutions, apps.TIERS,
-            data_sources=("apps",)),
+            data_sources=("apps",), fix=apps.FIX),
     Dataset("taco", "TACO", ("BAAI/TACO",), taco.marks, taco.COLUMNS, taco.normalize, apps.problem_id,
             taco.tier, taco.parse, apps.solutions, taco.TIERS, unknown_tiers=(taco.UNKNOWN_TIER,), judge="taco",
-            row_limits="time_limit / memory_limit text", special_judge=True, data_sources=("taco",)),
+            row_limits="time_limit / memory_limit text", special_judge=True, data_sources=("taco",),
+            fix=apps.FIX),
     Dataset("livecodebench", "LiveCodeBench", ("livecodebench/code_generation_lite",
                                                  "livecodebench/code_generation"),
             livecodebench.marks, livecodebench.COLUMNS, livecodebench.normalize, livecodebench.problem_id,
             livecodebench.tier, livecodebench.parse, livecodebench.solutions, livecodebench.TIERS, judge="lcb",
             row_limits="the evaluator's 6 s per test", date=livecodebench.date, releases=livecodebench.release_splits,
             default_release="release_latest", data_sources=("livecodebench", "lcb"),
-            tests_row=livecodebench.row_of_tests),
+            tests_row=livecodebench.row_of_tests, fix=livecodebench.FIX),
     Dataset("codecontests", "CodeContests", ("deepmind/code_contests",), codecontests.marks,
             codecontests.COLUMNS, codecontests.normalize, codecontests.problem_id, codecontests.tier,
             codecontests.parse, codecontests.solutions, codecontests.TIERS, unknown_tiers=(codecontests.SOURCES[0],),
             judge="codecontests", row_limits="time_limit and memory_limit_bytes",
             wrong_solutions=codecontests.wrong_solutions, test_sets=codecontests.TEST_SETS,
             default_test_sets=codecontests.DEFAULT_TEST_SETS, prepare=codecontests.prepare,
-            data_sources=("codecontests", "code_contests")),
+            data_sources=("codecontests", "code_contests"), fix=codecontests.FIX),
 )}
 DEFAULT = TABLE["apps"]  # rows no entry claims are read as APPS rows (and refused there without an id)
 BUILT_IN = frozenset(TABLE)  # the entries of this package (`remove` leaves them)
