@@ -197,9 +197,14 @@ class CodeReward:
     `shape`: "strict", "fraction" or "continuous" (verl's `prime_code` partial credit). The problem of each
     completion, from the dataset's columns (TRL passes
     every column as a keyword argument, one value per completion): `io_column` (default ``input_output``),
-    the row's own tests, JSON text or a dict; else `id_column` (default ``problem_id``) into `problems`, a
-    `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
-    `max_tests`). `budget`: seconds for one call (one batch); what it does not reach gets no reward.
+    the row's own tests, JSON text or a dict; else the columns of a dataset of the table in its hub schema (a
+    CodeContests or LiveCodeBench dataset as the hub holds it); else `id_column` (default ``problem_id``) into
+    `problems`, a `ProblemList` or what `load_problems` takes as `dataset` (loaded on first use with `split` and
+    `max_tests`). `data_source` names the dataset as verl's column does (``"livecodebench"``, ``"codecontests"``:
+    `dataset.table.of_data_source`): its judge profile and its rows' own limits, wherever `judge` and `limits` are
+    not given (unnamed: the ``seed`` profile and fixed limits; rows of a dataset whose own judge differs are then
+    scored with a warning saying so). `budget`: seconds for one call (one batch); what it does not reach gets no
+    reward.
     The Evaluator's options (`timeout`, `memory`, `judge`, `checkers`, `limits`, `workers`, `ray`,
     `ray_per_node`, `ray_resource`, `shared`) are its own (on Ray, or with `shared=True` on one machine, one pool of
     executors per node shared by every caller); or pass a ready `evaluator` (it is not closed by `close()` then).
@@ -231,9 +236,9 @@ class CodeReward:
         evaluator: Evaluator | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         memory: int | None = None,
-        judge: str = DEFAULT_JUDGE,
+        judge: str | None = None,
         checkers: str | os.PathLike[str] | None = None,
-        limits: str = FIXED,
+        limits: str | None = None,
         workers: int | None = None,
         ray: bool = False,
         ray_per_node: int | None = None,
@@ -243,6 +248,7 @@ class CodeReward:
         dedup: bool = True,
         on_batch: Callable[[list[RewardDetail]], None] | None = None,
         name: str | None = None,
+        data_source: str | None = None,
     ) -> None:
         if shape not in SHAPES:
             raise ValueError(f"shape: unknown reward shape {shape!r}; use {', '.join(SHAPES)}")
@@ -267,9 +273,12 @@ class CodeReward:
                 ray=getattr(evaluator.cluster, "kind", "") == "ray",
                 shared=getattr(evaluator.cluster, "kind", "") == "machine")
         else:
-            self._options = dict(workers=workers, timeout=timeout, memory=memory, judge=judge, checkers=checkers,
-                                 limits=limits, ray=ray, ray_per_node=ray_per_node, ray_resource=ray_resource,
-                                 shared=shared)
+            chosen = routed(data_source, {k: v for k, v in (("judge", judge), ("limits", limits)) if v is not None})
+            self._options = dict(workers=workers, timeout=timeout, memory=memory,
+                                 judge=chosen.get("judge", DEFAULT_JUDGE), checkers=checkers,
+                                 limits=chosen.get("limits", FIXED), ray=ray, ray_per_node=ray_per_node,
+                                 ray_resource=ray_resource, shared=shared)
+        self.data_source = data_source
         self._fresh()
         # started now, so that a bad option fails here rather than at the first batch
         self._evaluator: Evaluator | None = evaluator if evaluator is not None else Evaluator(**self._options)
@@ -421,6 +430,23 @@ class CodeReward:
                "input_output": io}
         return self._built(text, lambda: row, index)
 
+    def problem_of_tests(self, io: Any, pid: Any, index: int, data_source: Any, what: str = "input_output"
+                         ) -> Problem | str:
+        """The problem of a row's own tests as the dataset `data_source` names reads them: LiveCodeBench's functional
+        inputs as LiveCodeBench writes them, for one (`Dataset.tests_row`); else as APPS's (`problem_of_row`)."""
+        entry = table.of_data_source(plain(data_source))
+        if entry is None or entry.tests_row is None:
+            return self.problem_of_row(io, pid, index)
+        io = plain(io)
+        try:
+            tests = json.loads(io) if isinstance(io, str) else io
+            if not isinstance(tests, Mapping):
+                raise ValueError("they are no JSON object with inputs and outputs lists")
+            row = entry.tests_row(dict(tests), str(pid if pid not in (None, "") else f"row-{index}"))
+        except ValueError as exc:
+            return f"row {index}: {what} as {entry.title} tests: {exc}"
+        return self.problem_of_dataset_row(entry, row, index)
+
     def problem_of_dataset_row(self, entry: table.Dataset, row: Mapping[str, Any], index: int = 0) -> Problem | str:
         """The problem of a whole row of a dataset of the table in its hub schema (a CodeContests row with its test
         sets and limits, a LiveCodeBench row with its encoded private tests), read by its entry; built once."""
@@ -485,13 +511,32 @@ class CodeReward:
     def _problem_of(self, columns: Mapping[str, Any], i: int) -> Problem | str:
         io = _at(columns.get(self.io_column), i)
         pid = _at(columns.get(self.id_column), i)
-        found = self.problem_of_row(io, pid, i) if io not in (None, "") else self.problem_by_id(pid) \
-            if pid not in (None, "") else (f"completion {i}: no {self.io_column!r} or {self.id_column!r} column "
-                                           "value; give the dataset one of them")
+        entry = table.entry_of(columns) if io in (None, "") else table.DEFAULT
+        if entry is not table.DEFAULT:  # the columns of a dataset of the table in its hub schema
+            self._judged_as(entry)
+            found = self.problem_of_dataset_row(entry, {k: _at(columns[k], i) for k in entry.columns if k in columns},
+                                                i)
+        elif io not in (None, ""):
+            found = self.problem_of_tests(io, pid, i, self.data_source)
+        elif pid not in (None, ""):
+            found = self.problem_by_id(pid)
+        else:
+            found = (f"completion {i}: no {self.io_column!r} or {self.id_column!r} column value; give the dataset one "
+                     "of them")
         if isinstance(found, str) and found not in self._warned:
             self._warned.add(found)
             log.warning("pytest-apps reward: %s (no reward for it)", found)
         return found
+
+
+    def _judged_as(self, entry: table.Dataset) -> None:
+        """Say once when rows of a dataset are scored under another judge than that dataset's own, unchosen."""
+        judge = self._options["judge"]
+        if self.data_source is None and judge != entry.judge and entry.name not in self._warned:
+            self._warned.add(entry.name)
+            log.warning("pytest-apps reward: %s rows are scored under the %r judge profile; pass "
+                        "data_source=%r (or judge=%r) to score them as %s does", entry.title, judge,
+                        entry.name, entry.judge, entry.title)
 
 
 async def apps_reward(reward: CodeReward, *args: Any, **kwargs: Any) -> list[float | None]:
@@ -638,14 +683,7 @@ def _verl_problem(scorer: CodeReward, ground_truth: Any, extra_info: Any, data_s
             return (f"ground_truth has no {' or '.join(repr(k) for k in missing)} list (keys: "
                     f"{', '.join(map(str, truth)) or 'none'}); give the problem's input_output, or a whole row of "
                     f"{table.accepted_schemas()} in its hub schema")
-        named_entry = table.of_data_source(data_source)
-        if named_entry is not None and named_entry.tests_row is not None:
-            try:
-                row = named_entry.tests_row(dict(truth), str(row_id if row_id not in (None, "") else f"row-{index}"))
-            except ValueError as exc:
-                return f"row {index}: ground_truth as {named_entry.title} tests: {exc}"
-            return scorer.problem_of_dataset_row(named_entry, row, index)
-        return scorer.problem_of_row(dict(truth), row_id, index)
+        return scorer.problem_of_tests(dict(truth), row_id, index, data_source, "ground_truth")
     pid = pid if pid not in (None, "") else truth
     if pid in (None, ""):
         return "ground_truth holds no input_output and extra_info no problem_id"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pytest_apps.api import problem_from_row
 from pytest_apps.dataset import table
 from pytest_apps.dataset.model import DatasetError
 from pytest_apps.rewards import (
+    CodeReward,
     NotScored,
     close_scorers,
     compute_score,
@@ -213,3 +215,39 @@ def test_a_row_its_dataset_refuses_is_told_what_that_dataset_needs(shared_datase
             compute_score("codecontests", "print(1)", no_tests, {"index": 3}, **OPTIONS)
     finally:
         close_scorers()
+
+
+def test_trls_reward_reads_a_datasets_own_columns_and_data_source_chooses_its_judge(
+        shared_datasets: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """TRL passes a dataset's columns as they are: LiveCodeBench and CodeContests rows in their hub schemas are read
+    by their entries. `data_source` chooses the entry's judge and limits as verl's column does: a padded LiveCodeBench
+    program passes under it and fails unnamed (with a warning naming the option), and an input_output column of
+    LiveCodeBench's functional tests is read as LiveCodeBench writes them; a judge given by the caller is kept over
+    the data_source's."""
+    lcb_row = rows(shared_datasets, "lcb", "rows.jsonl")[0]
+    cc_row, program = cc_row_and_solution(shared_datasets)
+    padded = fenced(SHORT_SORT.format(pad="' ' + "))
+    off = fenced(off_by_one_when_large(program))
+
+    def columns(row: dict, n: int) -> dict:
+        return {key: [value] * n for key, value in row.items()}
+
+    named = CodeReward("fraction", workers=1, data_source="livecodebench")
+    unnamed = CodeReward("fraction", workers=1)
+    kept = CodeReward("fraction", workers=1, data_source="codecontests", judge="seed")
+    try:
+        assert (named.evaluator.judge, named.evaluator.settings.limits) == ("lcb", "row")
+        assert named(prompts=["p"], completions=[padded], **columns(lcb_row, 1)) == [1.0]
+        as_text = json.dumps(OCCURRENCES_TESTS)  # an input_output column of LiveCodeBench's functional tests
+        assert named(prompts=["p"], completions=[fenced(OCCURRENCES)], input_output=[as_text]) == [1.0]
+        assert unnamed(prompts=["p"], completions=[fenced(OCCURRENCES)], input_output=[as_text]) == [0.0]
+        with caplog.at_level(logging.WARNING, logger="pytest_apps"):
+            assert unnamed(prompts=["p"], completions=[padded], **columns(lcb_row, 1))[0] < 1.0
+        assert any("LiveCodeBench rows are scored under the 'seed' judge profile; pass data_source='livecodebench'"
+                   in r.getMessage() for r in caplog.records)
+        assert unnamed(prompts=["p", "p"], completions=[off, fenced(program)], **columns(cc_row, 2)) == [1.0, 1.0]
+        assert kept.evaluator.judge == "seed" and kept.evaluator.settings.limits == "row"
+        assert kept(prompts=["p"], completions=[off], **columns(cc_row, 1)) == [1.0]
+    finally:
+        for reward in (named, unnamed, kept):
+            reward.close()
