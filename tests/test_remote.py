@@ -262,7 +262,9 @@ def test_the_command_lines_selection_is_the_same_on_remote_workers(
 def test_last_failed_reruns_the_controllers_failures_on_remote_workers(
     broken_project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory  # noqa: F811
 ) -> None:
-    base = ("--apps-dataset", "sample", "--apps-timeout", "0.5")
+    # a wrong answer, a runtime error and a compile error (the looping program would spend the run's time on
+    # timeouts, which fail and rerun as any failure does)
+    base = ("--apps-dataset", "sample", "--apps-only", "900001,900002,900003,900006")
     far = ("--tx", remote_tx(tmp_path_factory, 1), "--dist", "loadscope")
     first = run(broken_project, *base, *far)
     again = run(broken_project, *base, *far, "--lf", "-rA")
