@@ -48,8 +48,8 @@ PROGRAM_SETS: dict[str, dict[str, str | None]] = {
         "900003": "def broken(:\n    pass\n",
         # no file at all: no code
         "900004": None,
-        # timeout (short --apps-timeout)
-        "900005": "while True:\n    pass\n",
+        # timeout (short --apps-timeout), asleep: no CPU taken from the suite's other tests
+        "900005": "import time\nwhile True:\n    time.sleep(60)\n",
         # correct (the bundled solution)
         "900006": "<solution>",
     },
