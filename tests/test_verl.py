@@ -229,3 +229,29 @@ def test_a_forked_child_starts_its_own_scorer() -> None:
         assert score()[0]["score"] == here  # the parent's executors still answer
     finally:
         close_scorers()
+
+
+def test_the_remote_manager_scores_in_ray_actors_of_its_own_as_a_direct_call() -> None:
+    """verl's `remote` reward-loop manager sends each completion to one of `reward.num_workers` Ray actors of its
+    own (`RewardComputeWorker`, one CPU each), which call the function it was given: our sync entry point, pickled
+    by reference, scores there as a direct call does, and a row without usable tests reaches the trainer as
+    `NotScored` (inside Ray's task error), never as a 0."""
+    ray = pytest.importorskip("ray")
+    texts, truths = rows_and_programs()
+    config = verl_config(["reward.reward_manager.name=remote", "reward.num_workers=2",
+                          "reward.custom_reward_function.path=pkg://pytest_apps.rewards",
+                          "reward.custom_reward_function.name=compute_score",
+                          "+reward.custom_reward_function.reward_kwargs.shape=fraction",
+                          *(f"+reward.custom_reward_function.reward_kwargs.{k}={v}" for k, v in OPTIONS.items())])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}})
+    try:
+        scores, extra = loop_scores(config, data_of(texts, truths))
+        want = expected(texts, truths, "fraction")
+        assert scores == want and 0.0 < sum(want) < len(want)
+        assert list(extra["tests_total"]) == [len(json.loads(t)["inputs"]) for t in truths]
+        with pytest.raises(NotScored, match="not valid JSON"):
+            loop_scores(config, data_of(texts[:2], truths[:1] + ['{"inputs": [1, 2']))
+    finally:
+        ray.shutdown()
+        close_scorers()
