@@ -160,12 +160,17 @@ def main() -> None:
     parser.add_argument("--no-ray", action="store_true")
     parser.add_argument("--callers-only", action="store_true",
                         help="only the 8 callers on the two-node Ray cluster (executors per node and their memory)")
+    parser.add_argument("--pool-only", action="store_true",
+                        help="only the 8 caller processes on this machine, with and without shared=True")
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0))
     sizes = [int(s) for s in args.sizes.split(",")]
     data = grpo_batch(shared(), max(max(sizes), 64))
     if args.callers_only:
         ray_run(args, data, cores)
+        return
+    if args.pool_only:
+        pool_run(args, data, CALLERS)
         return
     print(f"GRPO-shaped: {GROUP} completions per problem, {len(set(data[2]))} problems, shape {args.shape}, "
           f"max {args.max_tests} tests, {cores} cores; load {os.getloadavg()[0]:.1f}")
@@ -188,6 +193,7 @@ def main() -> None:
     print("CPU/own: the CPU of the whole process tree over the programs' own CPU in the tests that ran (the sync "
           "run's figure is used for the async row); dedup#: completions that took another's result; extra ms/test: "
           "CPU beyond the programs' own, per test run")
+    pool_run(args, data, CALLERS)
     if not args.no_ray:
         ray_run(args, data, cores)
 
@@ -293,6 +299,81 @@ def callers_run(args: Any, data: tuple[list[str], list[str], list[str]], callers
               f"{len(procs)} processes (actor + servers), {rss_mib(procs):.0f} MiB RSS "
               f"(actor {rss_mib([ready['pid']]):.0f} MiB)")
     ray.get([w.close.remote() for w in workers])
+
+
+def cmdline_of(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def parent_of(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def pools_in(folder: str) -> list[int]:
+    """The machine-pool servers serving from `folder` (``python -m pytest_apps.engine.machine <folder> <name>``)."""
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()
+            and b"pytest_apps.engine.machine\0" + folder.encode() + b"\0" in cmdline_of(int(e))]
+
+
+def pool_caller(shape: str, timeout: float, max_tests: int, pooled: bool, chunk: tuple[list, list, list],
+                done: Any, leave: Any) -> None:
+    """One caller process (a reward worker, a trainer's rank): its own `CodeReward`, one batch, then it waits to be
+    counted before it closes."""
+    texts, ios, pids = chunk
+    with CodeReward(shape, timeout=timeout, max_tests=max_tests, shared=pooled) as reward:
+        reward(completions=texts, input_output=ios, problem_id=pids)
+        done.put(os.getpid())
+        leave.wait(300)
+
+
+def pool_run(args: Any, data: tuple[list[str], list[str], list[str]], callers: int) -> None:
+    """`callers` processes on this machine scoring at once, each with its own `CodeReward` (verl's reward workers
+    without Ray, a trainer's ranks): with ``shared=True`` (one pool per machine) and without (each caller its own
+    executors). The executor servers on the machine while every caller is connected, the processes and memory of
+    the pool (or of the callers' own executors), and the time to score every caller's share."""
+    import multiprocessing
+    import tempfile
+
+    context = multiprocessing.get_context("spawn")
+    texts, ios, pids = data
+    share = max(1, len(texts) // callers)
+    chunks = [(texts[i * share:(i + 1) * share], ios[i * share:(i + 1) * share], pids[i * share:(i + 1) * share])
+              for i in range(callers)]
+    for pooled in (True, False):
+        with tempfile.TemporaryDirectory() as folder:
+            os.environ["PYTEST_APPS_POOL_DIR"] = folder  # a pool of this run's own (the callers inherit it)
+            os.environ["PYTEST_APPS_POOL_IDLE"] = "5"
+            done, leave = context.Queue(), context.Event()
+            procs = [context.Process(target=pool_caller, args=(args.shape, args.timeout, args.max_tests, pooled,
+                                                               chunk, done, leave)) for chunk in chunks]
+            started = time.perf_counter()
+            for proc in procs:
+                proc.start()
+            for _ in procs:
+                done.get(timeout=600)
+            took = time.perf_counter() - started
+            pools = pools_in(folder)
+            # the processes that run programs: the pool's (its server, executors, zygotes) or the callers'
+            # executors (each caller's own servers and their zygotes), never the callers themselves
+            held = sorted({q for p in pools for q in tree(p)} if pooled else
+                          {q for proc in procs for q in tree(proc.pid)} - {proc.pid for proc in procs})
+            # (a server's zygote and spare children are forks of it, with its command line)
+            servers = [p for p in held if b"executor/serve.py" in cmdline_of(p)
+                       and b"executor/serve.py" not in cmdline_of(parent_of(p))]
+            print(f"{callers} callers on one machine, shared={pooled}: {share} completions each in {took:.2f} s; "
+                  f"{len(servers)} executor servers for {len(os.sched_getaffinity(0))} CPUs"
+                  f"{f', in {len(pools)} pool process' if pooled else ''}; {len(held)} processes, "
+                  f"{rss_mib(held):.0f} MiB RSS", flush=True)
+            leave.set()
+            for proc in procs:
+                proc.join(60)
+    os.environ.pop("PYTEST_APPS_POOL_DIR", None)
 
 
 if __name__ == "__main__":
