@@ -180,10 +180,11 @@ class Group:
             return self.pids()
 
     # -- ending it ------------------------------------------------------------------------------------------
-    def kill(self, timeout: float = KILL_TIMEOUT) -> int:
+    def kill(self, timeout: float = KILL_TIMEOUT, listed: list[int] | None = None) -> int:
         """Kill every process in the group and wait until it is empty; returns how many processes were
-        killed. Raises TimeoutError if the group is not empty after `timeout` seconds."""
-        seen = set(self.pids())
+        killed. Raises TimeoutError if the group is not empty after `timeout` seconds. `listed`: the group's
+        processes as the caller has just read them (one listing fewer)."""
+        seen = set(self.pids() if listed is None else listed)
         if not seen:
             return 0  # nothing in it can start anything: an empty group stays empty
         deadline = time.monotonic() + timeout

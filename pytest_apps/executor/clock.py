@@ -106,9 +106,14 @@ class OwnClock:
         self.pending = now - self.since if runnable else 0.0
 
     def finish(self) -> None:
+        """The leader's last figures (before it is reaped) and the exact count so far."""
         figures = leader_times(self.pid)
         if figures is not None:
             self._keep(self.pid, figures)
+        self.count_exact()
+
+    def count_exact(self) -> None:
+        """The exact count (a cgroup's) as it stands now, if there is one: once nothing of the test runs, its last."""
         if self.exact is not None:
             self.count_at_least(self.exact())
 

@@ -350,7 +350,7 @@ class Server:
         sp.swept = True
         leftovers = max(leftovers, in_group)
         if group is not None:
-            clock.finish()  # (the group's count, now that nothing in it runs)
+            clock.count_exact()  # (the group's count, now that nothing in it runs; the leader is reaped)
             maxrss = max(maxrss, group.memory_peak() or 0)
         # The exact CPU of the whole tree, as the kernel's rusage tells it to the processes that reaped it: the
         # child with every child it waited for (less what it used before its test), and each orphan we reaped.
@@ -617,9 +617,9 @@ def kill_group(group: Group | None, pid: int) -> int:
     if group is None:
         return 0
     try:
-        others = len(set(group.pids()) - {pid})
-        group.kill()
-        return others
+        listed = group.pids()
+        group.kill(listed=listed)
+        return len(set(listed) - {pid})
     except (OSError, TimeoutError):
         return 0
 
