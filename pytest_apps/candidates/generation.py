@@ -387,6 +387,10 @@ def generate(
 
 
 STOP_AFTER = 3  # identical failures in a row, with no answer between, that stop the generation step
+# The longest the main thread waits for an answer at once. The kernel may give a signal sent to the process to any
+# of its threads (an agent call's among them), and Python runs its handler only once the main thread runs again: a
+# Ctrl-C or SIGTERM is acted on within this time, not when a hung call's 600 s are up.
+WAKE = 0.25
 
 
 class GenerationStopped(CandidateError):
@@ -438,9 +442,11 @@ def ask_all(agent: Agent, todo: Sequence[AgentProblem], concurrency: int, timeou
             _start_call(agent, problem, done)
         deadline = min(d for _, d in running.values())
         try:
-            pid, box = done.get(timeout=max(0.0, deadline - time.monotonic()))
+            pid, box = done.get(timeout=min(WAKE, max(0.0, deadline - time.monotonic())))
             texts = _answer_texts(box)
         except queue.Empty:
+            if time.monotonic() < deadline:
+                continue
             pid = min(running, key=lambda k: running[k][1])
             texts = [failed_generation_text(f"timed out after {timeout:g} s")]
         if pid not in running:
