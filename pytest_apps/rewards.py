@@ -513,7 +513,7 @@ class CodeReward:
         pid = _at(columns.get(self.id_column), i)
         entry = table.entry_of(columns) if io in (None, "") else table.DEFAULT
         if entry is not table.DEFAULT:  # the columns of a dataset of the table in its hub schema
-            self._judged_as(entry)
+            _say_judge_differs(self, entry)
             found = self.problem_of_dataset_row(entry, {k: _at(columns[k], i) for k in entry.columns if k in columns},
                                                 i)
         elif io not in (None, ""):
@@ -529,14 +529,15 @@ class CodeReward:
         return found
 
 
-    def _judged_as(self, entry: table.Dataset) -> None:
-        """Say once when rows of a dataset are scored under another judge than that dataset's own, unchosen."""
-        judge = self._options["judge"]
-        if self.data_source is None and judge != entry.judge and entry.name not in self._warned:
-            self._warned.add(entry.name)
-            log.warning("pytest-apps reward: %s rows are scored under the %r judge profile; pass "
-                        "data_source=%r (or judge=%r) to score them as %s does", entry.title, judge,
-                        entry.name, entry.judge, entry.title)
+
+
+def _say_judge_differs(reward: CodeReward, entry: table.Dataset) -> None:
+    """Say once when `reward` scores rows of a dataset under another judge than that dataset's own, unchosen."""
+    judge = reward._options["judge"]
+    if reward.data_source is None and judge != entry.judge and entry.name not in reward._warned:
+        reward._warned.add(entry.name)
+        log.warning("pytest-apps reward: %s rows are scored under the %r judge profile; pass data_source=%r (or "
+                    "judge=%r) to score them as %s does", entry.title, judge, entry.name, entry.judge, entry.title)
 
 
 async def apps_reward(reward: CodeReward, *args: Any, **kwargs: Any) -> list[float | None]:
