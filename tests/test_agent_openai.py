@@ -241,18 +241,24 @@ def signal_another_thread(pid: int, sig: int) -> None:
         raise OSError(ctypes.get_errno(), "tgkill")
 
 
-@pytest.mark.parametrize("to", ["process", "another-thread"])
+def ignoring_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell starts a job in the background
+
+
+@pytest.mark.parametrize("to", ["process", "another-thread", "process-ignoring-sigint"])
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupt_during_generation_ends_at_once_and_keeps_what_came(tmp_path: Path, chat: FakeChat, sig, to):
     """Ctrl-C (SIGINT) or SIGTERM while requests hang (the agent's timeout is 600 s): the run ends within
     seconds, says what was generated, and keeps it (the next run asks only for the rest). Also when the signal
     reaches a thread of an agent call rather than the main one (the kernel picks the thread; CI saw a run that
-    did not end)."""
+    did not end), and when the run came with SIGINT ignored, as a job a shell starts in the background does (a CI
+    runner's): the run takes SIGINT as its test loop does."""
     if to == "another-thread" and os.uname().machine != "x86_64":
         pytest.skip("tgkill's number is x86-64's here")
     chat.hang.set()
     proc = subprocess.Popen(chat_run(chat), cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=ignoring_sigint if to == "process-ignoring-sigint" else None)
     try:
         answer = tmp_path / "apps-generations" / "pytest_apps.agents_openai_chat-m1" / "900001.md"
         deadline = time.monotonic() + 60
@@ -260,7 +266,7 @@ def test_an_interrupt_during_generation_ends_at_once_and_keeps_what_came(tmp_pat
             time.sleep(0.1)
         assert answer.is_file() and len(chat.requests) >= 3
         signalled = time.monotonic()
-        if to == "process":
+        if to != "another-thread":
             proc.send_signal(sig)
         else:
             signal_another_thread(proc.pid, sig)

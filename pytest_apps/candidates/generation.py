@@ -411,8 +411,10 @@ class GenerationInterrupted(CandidateError):
 
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt("SIGTERM") (as Ctrl-C raises KeyboardInterrupt) while the block runs,
-    so that a terminated generation step says what it kept; in the main thread only (elsewhere, as it was)."""
+    """SIGINT and SIGTERM raise KeyboardInterrupt(<its name>) while the block runs (as Ctrl-C raises
+    KeyboardInterrupt), so that an interrupted generation step says what it kept: also where the process came with
+    SIGINT ignored (a job a shell started in the background), as the run's own handlers take it after this step
+    (plugin/base.py). In the main thread only (elsewhere, as it was)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -420,11 +422,12 @@ def signals_interrupt() -> Iterator[None]:
     def raise_interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
-    before = signal.signal(signal.SIGTERM, raise_interrupt)
+    before = {sig: signal.signal(sig, raise_interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def ask_all(agent: Agent, todo: Sequence[AgentProblem], concurrency: int, timeout: float,
