@@ -513,7 +513,7 @@ class CodeReward:
         pid = _at(columns.get(self.id_column), i)
         entry = table.entry_of(columns) if io in (None, "") else table.DEFAULT
         if entry is not table.DEFAULT:  # the columns of a dataset of the table in its hub schema
-            _say_judge_differs(self, entry)
+            _warn_once(self._warned, judge_differs(self._options["judge"], self.data_source, entry))
             found = self.problem_of_dataset_row(entry, {k: _at(columns[k], i) for k in entry.columns if k in columns},
                                                 i)
         elif io not in (None, ""):
@@ -523,21 +523,25 @@ class CodeReward:
         else:
             found = (f"completion {i}: no {self.io_column!r} or {self.id_column!r} column value; give the dataset one "
                      "of them")
-        if isinstance(found, str) and found not in self._warned:
-            self._warned.add(found)
-            log.warning("pytest-apps reward: %s (no reward for it)", found)
+        if isinstance(found, str):
+            _warn_once(self._warned, f"{found} (no reward for it)")
         return found
 
 
+def judge_differs(judge: str, data_source: Any, entry: table.Dataset) -> str:
+    """What to say when rows of `entry`'s dataset are scored under another `judge` than its own that no
+    `data_source` chose ("" when there is nothing to say)."""
+    if data_source is not None or judge == entry.judge:
+        return ""
+    return (f"{entry.title} rows are scored under the {judge!r} judge profile; pass data_source={entry.name!r} (or "
+            f"judge={entry.judge!r}) to score them as {entry.title} does")
 
 
-def _say_judge_differs(reward: CodeReward, entry: table.Dataset) -> None:
-    """Say once when `reward` scores rows of a dataset under another judge than that dataset's own, unchosen."""
-    judge = reward._options["judge"]
-    if reward.data_source is None and judge != entry.judge and entry.name not in reward._warned:
-        reward._warned.add(entry.name)
-        log.warning("pytest-apps reward: %s rows are scored under the %r judge profile; pass data_source=%r (or "
-                    "judge=%r) to score them as %s does", entry.title, judge, entry.name, entry.judge, entry.title)
+def _warn_once(warned: set[str], message: str) -> None:
+    """Log `message` (if any) the first time this reward meets it."""
+    if message and message not in warned:
+        warned.add(message)
+        log.warning("pytest-apps reward: %s", message)
 
 
 async def apps_reward(reward: CodeReward, *args: Any, **kwargs: Any) -> list[float | None]:
