@@ -4,6 +4,7 @@ escape programs sent over HTTP."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -73,9 +74,28 @@ def test_output_is_capped(server):
     assert len(answer["run_result"]["stdout"]) <= 8 << 20
 
 
-def test_other_languages_and_files_are_a_sandbox_error(server):
+def test_files_are_placed_before_the_run_and_fetched_after_it(server):
+    src = ("import os\ndata = open('in/data.txt').read()\nopen('out.txt', 'w').write(data.upper())\n"
+           "os.symlink('/etc/shadow', 'shadow')\nprint(sorted(os.listdir('.')))")
+    answer = server.run_code(src, files={"in/data.txt": base64.b64encode(b"abc").decode(), "skipped.txt": None},
+                             fetch_files=["out.txt", "shadow", "missing.txt"])
+    assert answer["status"] == "Success", answer
+    assert answer["run_result"]["stdout"] == "['in', 'out.txt', 'shadow']\n"
+    assert answer["files"] == {"out.txt": base64.b64encode(b"ABC").decode()}  # (no link followed, none missing)
+    assert server.run_code("import os\nprint(os.listdir('.'))")["run_result"]["stdout"] == "[]\n"
+    for files, fetch, says in (({"../x": "eA=="}, [], "files: file path '../x'"),
+                               ({}, ["/etc/passwd"], "fetch_files: file path '/etc/passwd'"),
+                               ({"a.txt": "not base64!"}, [], "files: 'a.txt': its content is not base64")):
+        status, answer = server.post("/run_code", {"code": "print(1)", "language": "python", "files": files,
+                                                   "fetch_files": fetch})
+        assert status == 422 and answer["detail"].startswith(says), answer
+    status, answer = server.post("/run_code", {"code": "print(1)", "language": "python",
+                                               "files": {f"f{i}": "" for i in range(300)}})
+    assert status == 200 and answer["status"] == "SandboxError" and "at most 256 files" in answer["message"]
+
+
+def test_other_languages_and_limits_over_the_servers_are_a_sandbox_error(server):
     for body in ({"code": "int main(){}", "language": "cpp"},
-                 {"code": "print(1)", "language": "python", "files": {"a.txt": "eA=="}},
                  {"code": "print(1)", "language": "python", "run_timeout": 500}):
         status, answer = server.post("/run_code", body)
         assert status == 200 and answer["status"] == "SandboxError" and answer["run_result"] is None, answer

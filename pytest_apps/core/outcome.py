@@ -100,6 +100,7 @@ class Outcome:
     # charged at the machine's quiet speed (its CPU part divided by speed.factor)
     speed: SpeedCredit = NOT_MEASURED  # the machine's slowdown measured around the run, and the credit it gave
     peak_memory: int = 0  # bytes (max resident set size of the child)
+    files: dict[str, str] = field(default_factory=dict)  # files fetched from its folder after it: path -> base64
 
     def to_dict(self) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in self.__dataclass_fields__ if name != "speed"}

@@ -19,8 +19,9 @@ standard library and each other: `serve.py` loads them as a private package, so 
 `pytest_apps` is importable in a child.
 """
 
-from .client import APPS_STYLE_PRELOAD, Executor, Limits, Program, default_memory
+from .client import APPS_STYLE_PRELOAD, MAX_FILES, Executor, Limits, Program, check_path, default_memory, files_request
 from .protocol import STYLE_APPS_HARNESS, STYLE_REAL
 from .slots import Slot
 
-__all__ = ["APPS_STYLE_PRELOAD", "STYLE_APPS_HARNESS", "STYLE_REAL", "Executor", "Limits", "Program", "Slot", "default_memory"]
+__all__ = ["APPS_STYLE_PRELOAD", "MAX_FILES", "STYLE_APPS_HARNESS", "STYLE_REAL", "Executor", "Limits", "Program", "Slot",
+           "check_path", "default_memory", "files_request"]

@@ -320,7 +320,7 @@ def spare_main(cfg: dict, fds: list[int], parent: int, maxfd: int) -> None:
     except BaseException as e:  # noqa: BLE001
         _report({"kind": "harness", "error": f"child setup failed: {type(e).__name__}: {e}"})
         os._exit(HARNESS_EXIT)
-    child_main(req, code, blobs[1], main, limits)
+    child_main(req, code, blobs[1:], main, limits)
 
 
 def _out_of_memory(e: MemoryError) -> None:
@@ -336,10 +336,14 @@ def _out_of_memory(e: MemoryError) -> None:
     os._exit(1)
 
 
-def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | None) -> None:
+def child_main(req: dict, code, blobs: list[bytes], main, limits_applied: dict | None) -> None:
+    """Run the test: `blobs` are its arguments (a call's pickled list, or the apps style's input) and the contents
+    of the files the request places in its folder (req "files": their paths, relative to it)."""
+    args_blob = blobs[0]
     try:
         if req["limits"] != limits_applied:
             apply_limits(req["limits"])
+        place_files(req.get("files") or (), blobs[1:])
         filename = req["filename"]
         source = req["source"]
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -392,6 +396,17 @@ def child_main(req: dict, code, args_blob: bytes, main, limits_applied: dict | N
     except BaseException as e:  # noqa: BLE001 - an uncaught exception, as the interpreter would
         status = _uncaught(e)
     _finish(status)
+
+
+def place_files(paths, contents: list[bytes]) -> None:
+    """Write the request's files into the folder the program works in (relative paths the client checked), as the
+    program itself could: with its uid, its fence and its limits."""
+    for path, content in zip(paths, contents):
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(content)
 
 
 def _uncaught(e: BaseException) -> int:

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
@@ -27,7 +27,7 @@ from . import protocol as _proto
 from . import speed as _speed
 from .slots import Slot
 
-__all__ = ["APPS_STYLE_PRELOAD", "Executor", "Limits", "Program", "Slot", "default_memory"]
+__all__ = ["APPS_STYLE_PRELOAD", "MAX_FILES", "Executor", "Limits", "Program", "Slot", "check_path", "default_memory"]
 
 GiB = 1024**3
 SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.py")
@@ -36,6 +36,7 @@ SERVER_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve.
 APPS_STYLE_PRELOAD = ("numpy", "unittest.mock")
 # how long the parent waits for the server beyond the test's own limit before declaring it hung
 SERVER_MARGIN = 10.0
+MAX_FILES = 256  # files a run may have placed in its folder, and fetched from it
 
 
 @functools.lru_cache(maxsize=8)
@@ -43,6 +44,35 @@ def _wire(limits: Limits) -> dict:
     """`limits` as the server reads them, made once per Limits (dataclasses.asdict per test showed in profiles):
     one dict shared by every request, which nothing may change."""
     return asdict(limits)
+
+
+def check_path(path: str) -> str:
+    """`path` if it names a file inside a program's folder (relative, no "..", no empty or "." part, no NUL, at most
+    255 bytes a part); ValueError saying what is wrong otherwise."""
+    parts = path.split("/") if isinstance(path, str) else None
+    if not path or parts is None or "\0" in path or path.startswith("/"):
+        raise ValueError(f"file path {path!r}: give a path relative to the program's folder (its working directory)")
+    if any(p in ("", ".", "..") or len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+        raise ValueError(f"file path {path!r}: each part of it must be a plain name (not empty, '.' or '..', at most "
+                         "255 bytes)")
+    return path
+
+
+def files_request(files: Mapping[str, bytes], fetch: Sequence[str], limits: Limits) -> dict:
+    """What a run request says of the files placed before the program and fetched after it: their checked paths;
+    ValueError for a bad path, more than MAX_FILES of either, or contents over the file-size limit together."""
+    if len(files) > MAX_FILES or len(fetch) > MAX_FILES:
+        raise ValueError(f"at most {MAX_FILES} files may be placed, and {MAX_FILES} fetched, in one run")
+    size = sum(len(c) for c in files.values())
+    if limits.file_size and size > limits.file_size:
+        raise ValueError(f"the files placed hold {size} bytes together, over the file-size limit of "
+                         f"{limits.file_size} bytes")
+    out: dict = {}
+    if files:
+        out["files"] = [check_path(p) for p in files]
+    if fetch:
+        out["fetch"] = [check_path(p) for p in fetch]
+    return out
 
 
 def default_memory() -> int:
@@ -117,15 +147,21 @@ class Executor:
         finally:
             self.limits = previous
 
-    def run_stdin(self, program: Program, stdin: str | bytes, style: str = _proto.STYLE_REAL) -> Outcome:
+    def run_stdin(self, program: Program, stdin: str | bytes, style: str = _proto.STYLE_REAL,
+                  files: Mapping[str, bytes] | None = None, fetch: Sequence[str] = ()) -> Outcome:
         """Run `program` as `python prog.py < stdin` (`style` "real"); with `style` "apps-harness", the original
         APPS harness's way (`appsstyle.py`: the program wrapped in a function, the input fed through mocks,
-        `sys.stdout` captured; the real stdin is empty)."""
+        `sys.stdout` captured; the real stdin is empty). `files` (path -> content) are placed in the program's
+        folder before it starts, and the files at `fetch` come back in `Outcome.files` after it ended: paths
+        relative to that folder (`check_path`), every file within the file-size limit together."""
         data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else bytes(stdin)
+        req = {"mode": "stdin", "filename": program.filename}
+        files = dict(files or {})
+        if files or fetch:
+            req.update(files_request(files, fetch, self.limits))
         if style == _proto.STYLE_APPS_HARNESS:
-            return self._run({"mode": "stdin", "style": style, "filename": program.filename}, program.source, b"",
-                             data)
-        return self._run({"mode": "stdin", "filename": program.filename}, program.source, data, b"")
+            return self._run(dict(req, style=style), program.source, b"", data, list(files.values()))
+        return self._run(req, program.source, data, b"", list(files.values()))
 
     def run_call(self, program: Program, fn_name: str, args: list, style: str = _proto.STYLE_REAL) -> Outcome:
         """Exec `program` as a module (empty stdin), then call `fn_name(*args)` (top level, or
@@ -215,7 +251,7 @@ class Executor:
             pass
 
     # -- internals ----------------------------------------------------------------------------------
-    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes) -> Outcome:
+    def _run(self, req: dict, source: str, stdin: bytes, args_blob: bytes, contents: list[bytes] = ()) -> Outcome:
         if self._closed:
             raise RuntimeError("Executor is closed")
         limits = self.limits
@@ -231,7 +267,7 @@ class Executor:
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
             try:
                 _proto.send_frame(proc.stdin.fileno(), req,
-                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob])
+                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob, *contents])
                 header, blobs = server.recv_frame(limits.wall_backstop + SERVER_MARGIN)
             except (OSError, EOFError, TimeoutError, ValueError) as e:
                 why = "hung" if isinstance(e, TimeoutError) else "died"
@@ -272,6 +308,7 @@ def _outcome_of(header: dict, stdout: bytes) -> Outcome:
         cpu_time=float(header.get("cpu_time", 0.0)),
         peak_memory=int(header.get("peak_memory", 0)),
         speed=SpeedCredit.from_dict(header),
+        files=header.get("files") or {},
     )
 
 

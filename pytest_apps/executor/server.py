@@ -274,8 +274,12 @@ class Server:
             while at < len(view):
                 at += os.pwrite(sp.stdin, view[at:], at)
             go = {"mode": req["mode"], "filename": req["filename"], "fn_name": req.get("fn_name"),
-                  "limits": req["limits"], "source": source, "style": req.get("style", STYLE_REAL)}
-            return self._watch(sp, go, [self.compiler.marshalled(code), args_blob])
+                  "limits": req["limits"], "source": source, "style": req.get("style", STYLE_REAL),
+                  "files": req.get("files", [])}  # placed in its folder by the child, with the program's rights
+            res, stdout = self._watch(sp, go, [self.compiler.marshalled(code), args_blob, *blobs[3:]])
+            if req.get("fetch"):  # (everything the test started is gone: nothing writes to its folder any more)
+                res["files"] = workdirs.fetch(sp.dir, req["fetch"], req["limits"]["output"])
+            return res, stdout
         finally:
             for fd in (sp.stdin, sp.out_r, sp.err_r, sp.rep_r, sp.go_w):
                 if fd is not None:

@@ -14,6 +14,7 @@ period, which a child that had its own would add to every test.
 
 from __future__ import annotations
 
+import base64
 import glob
 import os
 import shutil
@@ -226,3 +227,48 @@ def full(d: WorkDir) -> bool:
     except OSError:
         return False
     return st.f_bavail * st.f_frsize < 65536 or st.f_favail == 0
+
+
+def fetch(d: WorkDir, paths: list[str], cap: int) -> dict[str, str]:
+    """The files at `paths` (relative to the folder) that a test left, once everything it started is gone: path ->
+    base64 of the content, at most `cap` bytes in all; a path that is missing, or that is not a regular file with a
+    single link reached without following a symlink, is left out. The server may be root and the files are the
+    program's: nothing here follows a link the program made, opens a device or FIFO, or reads a file linked from
+    elsewhere."""
+    out: dict[str, str] = {}
+    left = cap
+    for path in paths:
+        data = _read_own(d.path, path, left)
+        if data is not None:
+            out[path] = base64.b64encode(data).decode("ascii")
+            left -= len(data)
+    return out
+
+
+def _read_own(root: str, path: str, cap: int) -> bytes | None:
+    """The content of regular file `path` under `root`, opened one component at a time without following a symlink;
+    None when it is missing, anything but a regular file with one link, or over `cap` bytes."""
+    parts = path.split("/")
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        nxt = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size > cap:
+            return None
+        data = os.read(fd, cap + 1) if cap else b""
+        while len(data) < st.st_size and len(data) <= cap:  # (a read may return less than asked)
+            more = os.read(fd, cap + 1 - len(data))
+            if not more:
+                break
+            data += more
+        return data if len(data) <= cap else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..core.record import CaseRecord
 from ..judge.profiles import DEFAULT_JUDGE
 from ..executor import Limits
-from .jobs import Judged, Served, judged_job, limits_for, run_code_job, spec_of
+from .jobs import Judged, Served, files_refused, judged_job, limits_for, run_code_job, spec_of
 from .judged import harness_failure, judge_answer, read_judge, read_submit, submit_answer
 from .metrics import Metrics
 from .pool import Busy, Closing, Pool, cores
@@ -135,7 +135,12 @@ async def run_code(request: Request, server: Server) -> Response:
         limits = limits_for(spec, server.served, body.run_timeout, body.memory_limit_mb)
     except RequestError as exc:
         return JSONResponse(sandbox_error(str(exc)))
-    outcome = await server.pool.run(run_code_job(body.code, body.stdin, limits), spec.preload)
+    files = dict(body.files)
+    why = files_refused(files, body.fetch_files, limits)
+    if why:
+        return JSONResponse(sandbox_error(why))
+    outcome = await server.pool.run(run_code_job(body.code, body.stdin, limits, files, body.fetch_files),
+                                    spec.preload)
     server.metrics.ending(outcome.status)
     return JSONResponse({**run_code_response(outcome), "executor_pod_name": server.name})
 

@@ -11,7 +11,7 @@ never the program's.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,7 +24,7 @@ from ..dataset.problems import Cases, Problem
 from ..engine.confirm import confirm, pending
 from ..engine.problem import run_problem
 from ..engine.spec import RunSpec, run_spec
-from ..executor import Executor, Limits, Program
+from ..executor import Executor, Limits, Program, files_request
 from .schema import RequestError
 
 MiB = 1 << 20
@@ -82,13 +82,16 @@ def run_once_more(first: Callable[[], Outcome], executor: Executor) -> Outcome:
     return outcome
 
 
-def run_code_job(source: str, stdin: str | None, limits: Limits) -> Callable[[Executor], Outcome]:
-    """A `/run_code` job: `source` run as ``python prog.py < stdin`` under `limits`."""
+def run_code_job(source: str, stdin: str | None, limits: Limits, files: Mapping[str, bytes] | None = None,
+                 fetch: Sequence[str] = ()) -> Callable[[Executor], Outcome]:
+    """A `/run_code` job: `source` run as ``python prog.py < stdin`` under `limits`, with `files` placed in its
+    folder and the files at `fetch` sent back (`files_refused` has checked them)."""
     program = Program(source, CANDIDATE_NAME)
 
     def job(executor: Executor) -> Outcome:
         with executor.limited(limits):
-            return run_once_more(lambda: executor.run_stdin(program, stdin or ""), executor)
+            return run_once_more(lambda: executor.run_stdin(program, stdin or "", files=files, fetch=fetch),
+                                 executor)
 
     return job
 
@@ -124,6 +127,16 @@ def judged_job(work: Judged, stop: Callable[[], bool]) -> Callable[[Executor], l
         return records
 
     return job
+
+
+def files_refused(files: Mapping[str, bytes], fetch: Sequence[str], limits: Limits) -> str:
+    """Why the executor cannot place `files` or fetch `fetch` under `limits` ("" when it can): too many, or contents
+    over the file-size limit together."""
+    try:
+        files_request(files, fetch, limits)
+    except ValueError as exc:
+        return f"files: {exc}"
+    return ""
 
 
 def plain(value: Any) -> Any:

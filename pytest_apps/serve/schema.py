@@ -3,11 +3,13 @@
 
 Request: ``code`` (required), ``language`` (required), ``stdin`` (text or null), ``run_timeout`` (seconds, default
 10), ``compile_timeout`` (default 10; Python compiles nothing ahead), ``memory_limit_MB`` (default -1: none given),
-``files`` (path -> base64 text or null), ``fetch_files`` (paths). Response: ``status`` (``Success``: the run
+``files`` (path -> base64 text or null: placed in the program's folder before it starts), ``fetch_files`` (paths
+of files sent back after it). Response: ``status`` (``Success``: the run
 finished with status 0; ``Failed``: it did not (non-zero status, time limit); ``SandboxError``: the sandbox failed,
 not the program), ``message``, ``compile_result`` (null for Python), ``run_result`` (``status``: ``Finished``,
 ``Error`` or ``TimeLimitExceeded``; ``execution_time``, ``return_code`` (null after a time limit; minus the signal
-for a program a signal ended), ``stdout``, ``stderr``), ``executor_pod_name`` and ``files``.
+for a program a signal ended), ``stdout``, ``stderr``), ``executor_pod_name`` and ``files`` (path -> base64 content of each file fetched that the
+run left as a regular file; paths are relative to the program's folder, its working directory).
 
 Here ``run_timeout`` and ``execution_time`` are the program's own time (its CPU time plus the time it is blocked,
 not time spent waiting for a CPU that other work holds: docs/isolation.md), so a busy server gives the same
@@ -19,6 +21,8 @@ stopped. Clients read fields by name and ignore the others, so these additions c
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import signal
 from collections.abc import Mapping
@@ -34,6 +38,7 @@ from ..core.outcome import (
     RUN_TIMEOUT,
     Outcome,
 )
+from ..executor import check_path
 
 PYTHON = "python"
 SUCCESS, FAILED, SANDBOX_ERROR = "Success", "Failed", "SandboxError"
@@ -60,8 +65,8 @@ class RunCode:
     run_timeout: float = DEFAULT_RUN_TIMEOUT
     compile_timeout: float = DEFAULT_COMPILE_TIMEOUT
     memory_limit_mb: int = -1
-    files: tuple[str, ...] = ()  # the paths of files given with content
-    fetch_files: tuple[str, ...] = ()
+    files: tuple[tuple[str, bytes], ...] = ()  # (path, content) of the files placed in the program's folder
+    fetch_files: tuple[str, ...] = ()  # paths of the files sent back after the run
 
 
 def field(body: Mapping[str, Any], name: str, kinds: type | tuple[type, ...], default: Any = None,
@@ -111,20 +116,32 @@ def read_run_code(body: Any) -> RunCode:
         run_timeout=seconds(body, "run_timeout", DEFAULT_RUN_TIMEOUT),
         compile_timeout=seconds(body, "compile_timeout", DEFAULT_COMPILE_TIMEOUT),
         memory_limit_mb=int(field(body, "memory_limit_MB", int, -1)),
-        files=tuple(k for k, v in files.items() if v is not None),
-        fetch_files=tuple(fetch),
+        files=tuple((_path("files", k), _content(k, v)) for k, v in files.items() if v is not None),
+        fetch_files=tuple(_path("fetch_files", p) for p in fetch),
     )
 
 
+def _path(name: str, path: str) -> str:
+    """A file's path from field `name`, checked as the executor does (RequestError naming the field otherwise)."""
+    try:
+        return check_path(path)
+    except ValueError as exc:
+        raise RequestError(f"{name}: {exc}") from None
+
+
+def _content(path: str, text: str) -> bytes:
+    """The content of file `path`, from its base64 text (RequestError naming the file otherwise)."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (ValueError, binascii.Error) as exc:
+        raise RequestError(f"files: {path!r}: its content is not base64 ({exc})") from None
+
+
 def unsupported(request: RunCode) -> str:
-    """Why this server cannot run `request` ("" when it can): a language other than Python, or files to place
-    beside the program or fetch after it (its program runs in a fresh private folder that nothing else reads)."""
+    """Why this server cannot run `request` ("" when it can): a language other than Python."""
     if request.language != PYTHON:
         return (f"language {request.language!r} is not served here: this sandbox runs Python programs only "
                 f"(language \"{PYTHON}\")")
-    if request.files or request.fetch_files:
-        return ("files and fetch_files are not served here: a program runs in a fresh private folder; give its "
-                "input on stdin")
     return ""
 
 
@@ -169,7 +186,7 @@ def run_code_response(outcome: Outcome) -> dict[str, Any]:
     }
     status = SUCCESS if code == 0 and outcome.status == RUN_EXITED else FAILED
     return {"status": status, "message": "", "compile_result": None, "run_result": run_result,
-            "executor_pod_name": None, "files": {}, "pytest_apps": ending_of(outcome)}
+            "executor_pod_name": None, "files": dict(outcome.files), "pytest_apps": ending_of(outcome)}
 
 
 def ending_of(outcome: Outcome) -> dict[str, Any]:
