@@ -78,6 +78,12 @@ def test_files_over_the_limits_or_outside_the_folder_are_refused_before_anything
         with pytest.raises(ValueError, match="file path"):
             ex.run_stdin(Program("pass"), "", fetch=[path])
     assert check_path("a/b/c.txt") == "a/b/c.txt"
+    for files in ({"a": b"", "a/b": b""}, {"a/b/c": b"", "a/b": b""}):
+        with pytest.raises(ValueError, match="is also a folder of another file placed"):
+            ex.run_stdin(Program("pass"), "", files=files)
+    deep = ex.run_stdin(Program("print(open('a/b/c').read(), open('a/d').read())"), "",
+                        files={"a/b/c": b"1", "a/d": b"2"})
+    assert deep.stdout == "1 2\n"
     with pytest.raises(ValueError, match=f"at most {MAX_FILES}"):
         ex.run_stdin(Program("pass"), "", files={f"f{i}": b"" for i in range(MAX_FILES + 1)})
     with ex.limited(Limits(timeout=5.0, memory=1 << 30, file_size=1000)):

@@ -70,6 +70,11 @@ def files_request(files: Mapping[str, bytes], fetch: Sequence[str], limits: Limi
     out: dict = {}
     if files:
         out["files"] = [check_path(p) for p in files]
+        folders = {path.rsplit("/", 1)[0] for path in files if "/" in path}
+        folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
+        for path in files:
+            if path in folders:
+                raise ValueError(f"file path {path!r} is also a folder of another file placed")
     if fetch:
         out["fetch"] = [check_path(p) for p in fetch]
     return out
