@@ -183,9 +183,20 @@ def answers_of(url: str, token: str, n: int) -> list[dict[str, Any]]:
     return list(answers.values())
 
 
-def test_one_replica_per_node_each_answering(cluster: Nodes) -> None:
+def test_one_replica_per_node_each_answering(cluster: Nodes, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a network namespace, each node's own proxy answers on its own address from its own node's replica;
-    without, the head's proxy reaches both replicas. Either way the replicas judge as a single server does."""
+    without, the head's proxy reaches both replicas. Either way the replicas judge as a single server does, and a
+    first `serve.start` that fails after starting the controller (its proxy killed by the controller for starting
+    slowly, as on a busy node) does not end the deployment."""
+    real_start, starts = serve.start, []
+
+    def start_and_lose_the_first_proxy(*args: Any, **kwargs: Any) -> None:
+        starts.append(kwargs)
+        real_start(*args, **kwargs)
+        if len(starts) == 1:
+            raise ray.exceptions.ActorDiedError()
+
+    monkeypatch.setattr(serve, "start", start_and_lose_the_first_proxy)
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     token = secrets.token_hex(16)
@@ -207,6 +218,7 @@ def test_one_replica_per_node_each_answering(cluster: Nodes) -> None:
         wait_healthy(urls[0])
         nodes = {a["executor_pod_name"] for a in answers_of(urls[0], token, 16)}
         assert len(nodes) == 2, nodes  # both nodes' replicas answered
+    assert len(starts) == 2
     for url in urls:
         judged = post(url + "/judge", {"code": "print(int(input()) * 2)",
                                        "tests": {"inputs": ["1\n", "2\n"], "outputs": ["2\n", "5\n"]}}, token)

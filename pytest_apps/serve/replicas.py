@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from typing import Any
 
 from ..core.wording import counted
 
 APP_NAME = "pytest-apps-sandbox"
 DEPLOYMENT = "sandbox"
+PROXY_WAIT = 300.0  # seconds Serve's proxies get to start on a busy cluster
 
 
 def node_name() -> str:
@@ -53,14 +55,48 @@ def alive_nodes() -> int:
     return sum(1 for node in ray.nodes() if node.get("Alive"))
 
 
+def start_serve(host: str, port: int, proxies: str) -> None:
+    """Start Serve's controller, with its proxies (`proxies`: ``EveryNode`` or ``HeadOnly``) on `host`:`port`.
+
+    The controller gives a starting proxy a few seconds (5, then 5 more at each restart) before it kills and restarts
+    it, and `serve.start` fails when the first proxy it waits for is killed: on a busy node that would end the
+    command while the controller goes on. The start is then made once more (it finds the controller), and
+    `wait_for_proxies` waits for the proxies."""
+    import ray
+    from ray import serve
+
+    options = {"host": host, "port": port}
+    try:
+        serve.start(proxy_location=proxies, http_options=options)
+    except (ray.exceptions.ActorDiedError, TimeoutError):
+        serve.start(proxy_location=proxies, http_options=options)
+
+
+def wait_for_proxies(count: int, wait: float = PROXY_WAIT) -> None:
+    """Wait until `count` of Serve's proxies are healthy (Serve starts a node's proxy once a replica runs there, and
+    may restart it while it starts), for up to `wait` seconds; TimeoutError saying which are not."""
+    from ray import serve
+
+    deadline = time.monotonic() + wait
+    while True:
+        status = {node: str(getattr(s, "value", s)) for node, s in serve.status().proxies.items()}
+        if len(status) >= count and all(s == "HEALTHY" for s in status.values()):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{counted(count, 'proxy', 'proxies')} of Ray Serve were not healthy within {wait:g} "
+                               f"s: {status or 'none started'}")
+        time.sleep(0.5)
+
+
 def deploy(settings: dict[str, Any], host: str, port: int, proxies: str = "EveryNode") -> int:
     """Start Serve's proxies (`proxies`: ``EveryNode`` or ``HeadOnly``) on `host`:`port` and run one replica per
-    alive node on the Ray cluster this process is connected to; returns the replicas."""
+    alive node on the Ray cluster this process is connected to, then wait for every proxy; returns the replicas."""
     from ray import serve
 
     replicas = alive_nodes()
-    serve.start(proxy_location=proxies, http_options={"host": host, "port": port})
+    start_serve(host, port, proxies)
     serve.run(application_on_ray(settings, replicas), name=APP_NAME, route_prefix="/")
+    wait_for_proxies(replicas if proxies == "EveryNode" else 1)
     return replicas
 
 
