@@ -196,6 +196,9 @@ def main() -> None:
     expected = [o for _, io, _ in items for o in io["outputs"]]
     verl_pass = [a.get("status") == "Success" and (a["run_result"]["stdout"] or "").rstrip("\n") == str(o).rstrip("\n")
                  for (_, a), o in zip(per_test["answers"], expected * args.repeat)]
+    limited = [a.get("pytest_apps", {}).get("own_time", 0.0) >= 1.0 for _, a in per_test["answers"]]
+    print(f"per-test requests whose program ran a second or more of its own time: {sum(limited)} of "
+          f"{len(limited)} ({100 * sum(limited) / max(1, len(limited)):.1f}%; {sum(a.get('run_result') is not None and a['run_result'].get('status') == 'TimeLimitExceeded' for _, a in per_test['answers'])} at the time limit)")
     print(line("per test", per_test, tests, programs_cpu))
     print(line("batched", batched, tests, programs_cpu))
     print(line("in process", mine, tests, mine["programs_cpu"]))

@@ -172,7 +172,7 @@ def test_submit_stops_at_the_first_failure_unless_run_all_cases(server):
 def test_health_and_prometheus_metrics(server):
     server.run_code("print(1)")
     server.post("/judge", {"code": "print(0)", "tests": STDIN_TESTS})
-    assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "queue": 0,
+    assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "aside": 0, "queue": 0,
                                            "executors": server.get("/health")[1]["executors"]})
     assert server.get("/v1/ping") == (200, "pong")
     status, text = server.get("/metrics")
@@ -313,7 +313,10 @@ def _is_executor(pid: int) -> bool:
 def test_a_request_that_cannot_start_in_time_is_504():
     srv = Server("--workers", "1", "--queue-timeout", "0.5")
     try:
-        slow = threading.Thread(target=srv.run_code, args=("import time\ntime.sleep(3)",), kwargs={"run_timeout": 5})
+        # a judged request keeps its place while it runs (a single run would step aside after a second)
+        slow = threading.Thread(target=srv.post, args=("/judge", {"code": "import time\ntime.sleep(3)",
+                                                                  "tests": {"inputs": [""], "outputs": [""]},
+                                                                  "run_timeout": 5}))
         slow.start()
         time.sleep(0.8)
         started = time.monotonic()
@@ -322,6 +325,30 @@ def test_a_request_that_cannot_start_in_time_is_504():
         slow.join()
         assert srv.run_code("print(1)")["status"] == "Success"
         assert 'endpoint="/run_code",code="504"} 1' in srv.get("/metrics")[1]
+    finally:
+        srv.stop()
+
+
+def test_a_long_run_steps_aside_for_the_requests_queued_behind_it():
+    """One worker: a program sleeping 4 s holds it for a second, then runs on beside it, and a short request sent
+    behind it is answered while it still runs (with the same verdicts: the limit counts each program's own time)."""
+    srv = Server("--workers", "1")
+    try:
+        done: dict[str, float] = {}
+
+        def call(name: str, code: str) -> None:
+            answer = srv.run_code(code, run_timeout=10)
+            assert answer["status"] == "Success", answer
+            done[name] = time.monotonic()
+
+        long = threading.Thread(target=call, args=("long", "import time\ntime.sleep(4)\nprint('slept')"))
+        long.start()
+        time.sleep(0.3)
+        call("short", "print('quick')")
+        assert "long" not in done  # answered while the long run still ran
+        long.join()
+        assert done["long"] > done["short"]
+        assert srv.get("/health")[1]["aside"] == 0  # (its place is given back when it ends)
     finally:
         srv.stop()
 

@@ -140,7 +140,7 @@ async def run_code(request: Request, server: Server) -> Response:
     if why:
         return JSONResponse(sandbox_error(why))
     outcome = await server.pool.run(run_code_job(body.code, body.stdin, limits, files, body.fetch_files),
-                                    spec.preload)
+                                    spec.preload, step_aside=True)
     server.metrics.ending(outcome.status)
     return JSONResponse({**run_code_response(outcome), "executor_pod_name": server.name})
 
@@ -176,7 +176,7 @@ async def judge(request: Request, server: Server) -> Response:
 async def health(request: Request, server: Server) -> Response:
     pool = server.pool
     state = {"status": "stopping" if pool.stopping.is_set() else "ok", "workers": pool.workers,
-             "running": pool.running, "queue": pool.waiting, "executors": pool.executors()}
+             "running": pool.running, "aside": pool.aside, "queue": pool.waiting, "executors": pool.executors()}
     if request.url.path == "/v1/ping":
         return PlainTextResponse("pong", 503 if pool.stopping.is_set() else 200)
     return JSONResponse(state, 503 if pool.stopping.is_set() else 200)

@@ -1,6 +1,8 @@
 """The server's executors and its admission: at most `workers` requests run at once, each on a warm executor of its
 own (`executor.Executor`, one fork server each, started on first use and kept), in a thread of its own; others wait
-in a bounded queue, first come first served, each until its deadline.
+in a bounded queue, first come first served, each until its deadline. A single program's run still going after a
+second steps aside (up to four per worker at once), so that programs at their time limit hold no queue of short runs
+behind them.
 
 A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
 retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
@@ -22,6 +24,8 @@ from ..executor import Executor, Limits
 from ..core.wording import counted
 
 T = TypeVar("T")
+ASIDE_AFTER = 1.0  # seconds after which a program's run still going steps aside (Pool.run)
+ASIDE_PER_WORKER = 4  # runs that may step aside at once, per worker
 
 
 class Busy(Exception):
@@ -38,24 +42,33 @@ class Pool:
     `run(job, preload)` calls ``job(executor)`` in a worker thread with an executor whose zygote preloads `preload`
     (the judge profile's modules), made with `limits` and kept warm for the next request that needs the same."""
 
-    def __init__(self, workers: int, queue: int, wait: float, limits: Limits) -> None:
+    def __init__(self, workers: int, queue: int, wait: float, limits: Limits, aside_after: float = ASIDE_AFTER) -> None:
         self.workers = workers
         self.queue = queue
         self.wait = wait
         self.limits = limits
+        self.aside_after = aside_after
         self.waiting = 0  # requests in the queue now
         self.running = 0
+        self.aside = 0  # long runs that stepped aside (see run), running beside the `workers`
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
         self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
         self._gate: asyncio.Semaphore | None = None
-        self._threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="apps-serve")
+        self._threads = ThreadPoolExecutor(max_workers=(1 + ASIDE_PER_WORKER) * workers, thread_name_prefix="apps-serve")
         self._lock = threading.Lock()
         self._idle: list[Executor] = []  # the most recently used last
         self._count = 0
         self._all: list[Executor] = []
 
-    async def run(self, job: Callable[[Executor], T], preload: tuple[str, ...] = ()) -> T:
-        """``job(executor)``'s value, once an executor is free; Busy when none is before the deadline."""
+    async def run(self, job: Callable[[Executor], T], preload: tuple[str, ...] = (), step_aside: bool = False) -> T:
+        """``job(executor)``'s value, once an executor is free; Busy when none is before the deadline.
+
+        A `step_aside` job (one program's run) still running after `aside_after` seconds gives its place to the next
+        request in the queue and runs on beside the workers, up to ASIDE_PER_WORKER x `workers` such runs at once:
+        programs at their time limit, or sleeping, then hold no queue of short runs behind them (a trainer sends a
+        completion's tests at once, so a program that times out on one often does on all). Its verdict does not
+        change, since its limit counts its own time, not time spent waiting for a CPU. The executors made for such
+        runs are closed once they are no longer needed."""
         if self.stopping.is_set():
             raise Closing("the server is stopping")
         if self._gate is None:
@@ -73,32 +86,56 @@ class Pool:
         finally:
             self.waiting -= 1
         self.running += 1
+        gate, place = self._gate, [True]  # (whether this job still holds its place at the gate)
+
+        def step() -> None:
+            if place[0] and self.aside < ASIDE_PER_WORKER * self.workers:
+                place[0] = False
+                self.aside += 1
+                gate.release()
+
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.aside_after, step) if step_aside else None
         try:
             if self.stopping.is_set():
                 raise Closing("the server is stopping")
-            return await asyncio.get_running_loop().run_in_executor(self._threads, self._on_executor, job, preload)
+            return await loop.run_in_executor(self._threads, self._on_executor, job, preload)
         finally:
             self.running -= 1
-            self._gate.release()
+            if timer is not None:
+                timer.cancel()
+            if place[0]:
+                gate.release()
+            else:
+                self.aside -= 1
 
     def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...]) -> T:
         executor = self._checkout(preload)
         before = executor.faults
+        surplus = None
         try:
             return job(executor)
         finally:
             with self._lock:
                 self.faults += executor.faults - before
-                self._idle.append(executor)
+                if self._count > self.workers + self.aside:  # (made while runs stood aside: not kept warm)
+                    self._count -= 1
+                    self._all.remove(executor)
+                    surplus = executor
+                else:
+                    self._idle.append(executor)
+            if surplus is not None:
+                surplus.close()
 
     def _checkout(self, preload: tuple[str, ...]) -> Executor:
-        """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors, an idle one
-        preloading other modules is stopped to make room (the gate lets at most `workers` jobs in, so one is idle)."""
+        """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors (and as many
+        more as runs stepped aside), an idle one preloading other modules is stopped to make room (the gate lets at
+        most that many jobs in, so one is idle)."""
         with self._lock:
             for i in range(len(self._idle) - 1, -1, -1):
                 if self._idle[i].preload == preload:
                     return self._idle.pop(i)
-            other = self._idle.pop(0) if self._count >= self.workers and self._idle else None
+            other = self._idle.pop(0) if self._count >= self.workers + self.aside and self._idle else None
             if other is None:
                 self._count += 1
             else:
