@@ -124,8 +124,8 @@ class Pool:
                     surplus = executor
                 else:
                     self._idle.append(executor)
-            if surplus is not None:
-                surplus.close()
+            if surplus is not None:  # (stopped beside the answer: a server's clean-up is not the request's wait)
+                threading.Thread(target=surplus.close, name="apps-serve-close", daemon=True).start()
 
     def _checkout(self, preload: tuple[str, ...]) -> Executor:
         """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors (and as many
