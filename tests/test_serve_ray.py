@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -81,20 +82,64 @@ def in_network_namespace(tmp: Path) -> Nodes:
                     ["ip", "-n", tag, "addr", "add", f"{node_ip}/30", "dev", f"{tag}n"],
                     ["ip", "-n", tag, "link", "set", f"{tag}n", "up"], ["ip", "-n", tag, "link", "set", "lo", "up"]):
             subprocess.run(cmd, check=True, capture_output=True)
+        # (every port a node would otherwise take at a fixed default is a free one: another cluster of this
+        # machine, such as an earlier test's still going away, may hold the defaults)
         ray_cli = [sys.executable, "-m", "ray.scripts.scripts", "start", "--block", "--num-cpus=1",
-                   f"--object-store-memory={STORE}", "--disable-usage-stats"]
+                   f"--object-store-memory={STORE}", "--disable-usage-stats",
+                   f"--dashboard-agent-listen-port={free_port()}"]
         port = free_port()
-        starts = [ray_cli + ["--head", f"--node-ip-address={head_ip}", f"--port={port}", "--include-dashboard=false",
-                             f"--temp-dir={tmp / 'head'}"],
-                  ["ip", "netns", "exec", tag] + ray_cli + [f"--address={head_ip}:{port}",
-                                                            f"--node-ip-address={node_ip}", f"--temp-dir={tmp / 'node'}"]]
-        for cmd in starts:
-            procs.append(subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL))
+        head = ray_cli + ["--head", f"--node-ip-address={head_ip}", f"--port={port}", "--include-dashboard=false",
+                          f"--ray-client-server-port={free_port()}", f"--temp-dir={tmp / 'h'}"]
+        node = ["ip", "netns", "exec", tag] + ray_cli + [f"--address={head_ip}:{port}", f"--node-ip-address={node_ip}",
+                                                         f"--temp-dir={tmp / 'n'}"]
+        for name, cmd in (("head", head), ("node", node)):
+            with open(tmp / f"{name}.log", "wb") as log:
+                procs.append(subprocess.Popen(cmd, env=env, start_new_session=True, stdout=log,
+                                              stderr=subprocess.STDOUT))
+            if name == "head":
+                listening(procs[0], (head_ip, port), tmp / "head.log")
     except BaseException:
         close()
         raise
     return Nodes(f"{head_ip}:{port}", [head_ip, node_ip], close)
+
+
+def listening(proc: subprocess.Popen, address: tuple[str, int], log: Path, wait: float = 120.0) -> None:
+    """Wait until the head node takes connections at `address` (its GCS); fail with its output if it ends first."""
+    deadline = time.monotonic() + wait
+    while True:
+        if proc.poll() is not None:
+            raise HeadLost(f"the head node ended (status {proc.returncode}) before listening: "
+                           f"{log.read_text(errors='replace')[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(address, timeout=1):
+            return
+        if time.monotonic() > deadline:
+            raise HeadLost(f"the head node did not listen on {address} within {wait:g} s: "
+                           f"{log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.5)
+
+
+class HeadLost(Exception):
+    """The head node of the namespaced cluster did not come up (Ray's own start-up limits, on a busy machine)."""
+
+
+def started_in_network_namespace() -> Nodes:
+    """`in_network_namespace` in a short folder of its own (Ray's socket paths under it must fit in 107 bytes, which
+    pytest's temporary folders under xdist do not leave room for), made once more if its head did not come up; the
+    test fails with the head's output if it does not come up twice."""
+    for attempt in (1, 2):
+        tmp = Path(tempfile.mkdtemp(prefix="pa-ray-"))
+        try:
+            nodes = in_network_namespace(tmp)
+        except HeadLost as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if attempt == 2:
+                pytest.fail(str(exc))
+            continue
+        close = nodes.close
+        nodes.close = lambda: (close(), shutil.rmtree(tmp, ignore_errors=True))
+        return nodes
+    raise AssertionError("unreachable")
 
 
 def in_this_machine() -> Nodes:
@@ -118,10 +163,10 @@ def namespaces_refused() -> str:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> Iterator[Nodes]:
+def cluster() -> Iterator[Nodes]:
     saved = os.environ.get("RAY_SERVE_PROXY_PREFER_LOCAL_NODE_ROUTING")
     why = namespaces_refused()
-    nodes = in_this_machine() if why else in_network_namespace(tmp_path_factory.mktemp("ray"))
+    nodes = in_this_machine() if why else started_in_network_namespace()
     try:
         ray.init(address=nodes.address, log_to_driver=False)
         deadline = time.monotonic() + 120
