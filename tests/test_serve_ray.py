@@ -63,12 +63,11 @@ def in_network_namespace(tmp: Path) -> Nodes:
     procs: list[subprocess.Popen] = []
 
     def close() -> None:
-        for proc in procs:
+        for proc in reversed(procs):  # (the node first, while its head is there to see it go: it then ends at once)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
             try:
-                proc.wait(30)
+                proc.wait(10)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
