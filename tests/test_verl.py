@@ -137,10 +137,22 @@ def expected(texts: list[str], truths: list[str], shape: str) -> list[float | No
         return reward(completions=texts, input_output=truths)
 
 
+_ACTOR_LOOP: list[asyncio.AbstractEventLoop] = []
+
+
+def actor_loop() -> asyncio.AbstractEventLoop:
+    """The event loop of this process's reward-loop worker (made once, made again only if something closed it)."""
+    if not _ACTOR_LOOP or _ACTOR_LOOP[0].is_closed():
+        _ACTOR_LOOP[:] = [asyncio.new_event_loop()]
+    return _ACTOR_LOOP[0]
+
+
 def loop_scores(config: Any, data: Any) -> tuple[list[float], dict[str, Any]]:
     """A reward-loop worker's batch (`RewardLoopWorker.compute_score_batch`: each completion's `run_single`,
     gathered), assembled as `RewardLoopManager.compute_rm_score` does: the extra keys of the first completion
-    taken from every other."""
+    taken from every other. The worker is a Ray actor in verl, one event loop for its process's life (the
+    `rate_limited` manager's class-wide limits bind to it): so here, whatever an earlier test left current."""
+    asyncio.set_event_loop(actor_loop())
     worker = RewardLoopWorker.__new__(RewardLoopWorker)  # its __init__ loads a tokenizer from a model path
     worker.config, worker.reward_router_address = config, None
     worker.reward_manager = load_reward_manager(config, CharTokenizer())
