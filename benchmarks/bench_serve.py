@@ -161,18 +161,23 @@ def harness(figures: dict[str, Any], tests: int) -> str:
             f"{(figures['cpu'] - figures['programs_cpu']) / tests * 1000:.2f} ms)")
 
 
-def in_process(items: list[tuple[str, dict, str]], timeout: float) -> dict[str, Any]:
+def in_process(items: list[tuple[str, dict, str]], timeout: float, server: subprocess.Popen) -> dict[str, Any]:
+    """The API's run: this process and everything under it but the server (idle meanwhile, and not the API's)."""
+    def mine() -> float:
+        return tree_cpu(os.getpid()) - tree_cpu(server.pid)
+
     with CodeReward("fraction", max_tests=0, timeout=timeout, cache=0, dedup=False) as reward:
         texts = [f"```python\n{code}\n```" for _, _, code in items]
         problems = [reward.problem_of_row(io, pid) for pid, io, _ in items]
         reward.score(texts[:2], problems[:2])  # warm executors
-        cpu0, t0 = tree_cpu(os.getpid()), time.perf_counter()
+        cpu0, t0, again = mine(), time.perf_counter(), reward.evaluator.confirmations
         details = reward.score(texts, problems)
-        wall, cpu = time.perf_counter() - t0, tree_cpu(os.getpid()) - cpu0
+        wall, cpu = time.perf_counter() - t0, mine() - cpu0
+        again = reward.evaluator.confirmations - again
     lat = [d.latency for d in details]
     return {"wall": wall, "cpu": cpu, "requests": len(items), "p50": quantile(lat, 0.5), "p99": quantile(lat, 0.99),
             "failed": sum(d.reward is None for d in details), "scores": [d.reward for d in details],
-            "programs_cpu": sum(d.cpu_time for d in details)}
+            "programs_cpu": sum(d.cpu_time for d in details), "confirmations": again}
 
 
 def main() -> None:
@@ -200,15 +205,15 @@ def main() -> None:
         judge_calls = [("/judge", {"code": code, "tests": io}) for _, io, code in items]
         for k in range(max(1, args.rounds)):
             if k % 2:
-                mine = in_process(items, args.timeout)
+                mine = in_process(items, args.timeout, server)
                 batched = load(server, url, judge_calls, args.clients)
             else:
                 batched = load(server, url, judge_calls, args.clients)
-                mine = in_process(items, args.timeout)
+                mine = in_process(items, args.timeout, server)
             batched["programs_cpu"] = sum(t["cpu_time"] for _, a in batched["answers"] for t in a.get("tests", []))
             rounds.append((batched, mine))
-            print(f"round {k + 1}: batched {harness(batched, tests)}, in process {harness(mine, tests)}; "
-                  f"CPU {batched['cpu'] / mine['cpu']:.2f}x the API's")
+            print(f"round {k + 1}: batched {harness(batched, tests)}, in process {harness(mine, tests)}, "
+                  f"{mine['confirmations']} verdicts confirmed; CPU {batched['cpu'] / mine['cpu']:.2f}x the API's")
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(60)
