@@ -33,8 +33,8 @@ nox.options.reuse_existing_virtualenvs = True
 # uv makes the environments and installs into them where it is installed (.ci/run installs it): a new environment
 # with the test extras (Ray, datasets, SciPy) takes uv seconds where pip takes a minute and a half; pip otherwise.
 nox.options.default_venv_backend = "uv|virtualenv"
-# uv leaves compiling to bytecode to the first import, as pip does not: under PYTHONDONTWRITEBYTECODE=1 (set on
-# these machines) every process of the suite would compile pytest, NumPy and the rest from source again
+# uv leaves compiling to bytecode to the first import, as pip does not: under PYTHONDONTWRITEBYTECODE=1 (as
+# container images often set) every process of the suite would compile pytest, NumPy and the rest from source again
 os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
 
 HERE = os.path.realpath(os.path.dirname(__file__))
