@@ -2,6 +2,7 @@
 same verdict on every test every time (run by hand, not by pytest):
 
     python benchmarks/bench_stress.py [--repeat 20] [--load 4] [-n 2] [--problems 19,23] [--max-tests 0]
+                                      [--verdicts FILE]
 
 Runs the plugin as users do (`pytest --apps-dataset <rows> --apps-candidates=reference -n N`, records off) on the
 shared APPS rows (../shared/apps-data, or APPS_SHARED_DATA), `--repeat` times, with `--load` CPU-bound processes
@@ -9,6 +10,9 @@ beside it, and compares each run's per-test verdicts with the first run's. Print
 tests, how many differ from the first run, and the first few that do) and a closing total; the target is 0
 differing verdicts. `--problems` keeps some problems only (a verdict once seen flickering on problem 19's fifth
 reference, test 152: `--problems 19` repeats it quickly); `--max-tests` caps the tests per problem (0: all).
+`--verdicts FILE` keeps the verdicts to compare with across invocations: an existing FILE is the first run every run
+is compared with; a missing one is written from this invocation's first run, so repetitions split over several
+invocations count against one set.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ def main() -> None:
     ap.add_argument("-n", default="2", help="xdist workers")
     ap.add_argument("--problems", default="", help="comma-separated problem ids (default: every row)")
     ap.add_argument("--max-tests", type=int, default=0, help="tests per problem (0: all)")
+    ap.add_argument("--verdicts", type=Path, help="verdicts to compare with (read if it exists, else written)")
     opts = ap.parse_args()
     problems = {int(p) for p in opts.problems.split(",") if p.strip()} or None
     with tempfile.TemporaryDirectory(prefix="bench-stress-") as tmp:
@@ -72,12 +77,17 @@ def main() -> None:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus, -n {opts.n}, {opts.load} CPU-bound "
               f"neighbours, {opts.repeat} runs of every reference solution of {rows}", flush=True)
         first: dict[str, str] | None = None
+        if opts.verdicts and opts.verdicts.exists():
+            first = json.loads(opts.verdicts.read_text())
+            print(f"comparing with {len(first)} verdicts from {opts.verdicts}", flush=True)
         total = 0
         with neighbours("cpu", opts.load):
             for k in range(opts.repeat):
                 wall, seen = one_run(folder, rows, opts.n, opts.max_tests)
                 if first is None:
                     first = seen
+                    if opts.verdicts:
+                        opts.verdicts.write_text(json.dumps(seen, sort_keys=True))
                 differ = sorted(t for t in set(first) | set(seen) if first.get(t) != seen.get(t))
                 total += len(differ)
                 shown = ", ".join(f"{t} {first.get(t)}->{seen.get(t)}" for t in differ[:5])
