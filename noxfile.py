@@ -74,6 +74,11 @@ def install(session: nox.Session, *pins: str, project: str = ".[test]") -> None:
 
 
 def pytest(session: nox.Session, *tests: str) -> None:
+    # The suite starts some 650 pytest processes (the runs its tests make, and their xdist workers). pytest rewrites
+    # the assertions of every module of a distribution with a pytest11 entry point (this plugin's, xdist's,
+    # pytest-timeout's) and of the test modules, and keeps the result as bytecode only where bytecode may be
+    # written: under PYTHONDONTWRITEBYTECODE=1 each of those processes would compile them all again.
+    session.env["PYTHONDONTWRITEBYTECODE"] = ""  # (empty: unset, for Python)
     # pytest's command, not `python -m pytest`, which would put the checkout first on the module path
     session.run("pytest", "--durations=25", *(session.posargs or tests))
 
