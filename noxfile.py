@@ -34,7 +34,8 @@ nox.options.reuse_existing_virtualenvs = True
 # with the test extras (Ray, datasets, SciPy) takes uv seconds where pip takes a minute and a half; pip otherwise.
 nox.options.default_venv_backend = "uv|virtualenv"
 # uv leaves compiling to bytecode to the first import, as pip does not: under PYTHONDONTWRITEBYTECODE=1 (as
-# container images often set) every process of the suite would compile pytest, NumPy and the rest from source again
+# container images often set) nothing would ever write it, and every process outside the test sessions' pytest
+# (which writes it, see pytest() below: the docs build, the version check) would compile its imports again
 os.environ.setdefault("UV_COMPILE_BYTECODE", "1")
 
 HERE = os.path.realpath(os.path.dirname(__file__))
