@@ -28,15 +28,24 @@ is stopped on the least own time it can have had (`OwnClock.settled`: less the l
 counted yet), which for a program that does get its CPU is at most one sample interval less than its own
 time; the verdict itself is taken on the exact figures once the program has ended.
 
+`run_delay` is not always a wait: under load, Linux (seen on 6.18, about one run in a hundred) can add a whole
+sleep to a sleeping task's figure (a program sleeping 0.3 s, 305 ms of "wait", an own time of 0.001 s). A
+task seen blocked at a sample cannot have waited since for longer than the time that has passed less the CPU time
+it had, so D takes each reading only up to that room, and a reading far beyond it, none of it (`_Waits`). A sleep
+that no sample falls into (shorter than the sample interval) can still be taken for a wait: it is at most one
+interval.
+
 Standard library only: the server imports this as part of its private package.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 
 SAMPLE_INTERVAL = 0.1  # seconds between samples of a running program's tasks
+SKEW = (0.002, 0.01)  # seconds, and a share of the time measured: how far the scheduler's clock and ours may part
 
 
 def task_times(pid: int, runnable: set[int] | None = None) -> dict[int, tuple[int, int]]:
@@ -53,13 +62,13 @@ def task_times(pid: int, runnable: set[int] | None = None) -> dict[int, tuple[in
         for tid in tids:
             base = f"/proc/{proc}/task/{tid}/"
             try:
-                with open(base + "schedstat", "rb") as f:
-                    fields = f.read().split()
-                out[int(tid)] = (int(fields[0]), int(fields[1]))
-                if runnable is not None:
+                if runnable is not None:  # (its state first: seen blocked, every wait it had is in the figures after)
                     with open(base + "stat", "rb") as f:
                         if f.read().rpartition(b")")[2].split()[:1] == [b"R"]:
                             runnable.add(int(tid))
+                with open(base + "schedstat", "rb") as f:
+                    fields = f.read().split()
+                out[int(tid)] = (int(fields[0]), int(fields[1]))
                 with open(base + "children", "rb") as f:
                     stack.extend(int(x) for x in f.read().split())
             except (OSError, ValueError, IndexError):
@@ -72,13 +81,14 @@ class OwnClock:
     over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
     while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
 
-    __slots__ = ("pid", "tasks", "base", "previous", "since", "pending", "floor", "exact")
+    __slots__ = ("pid", "tasks", "waits", "base", "previous", "since", "pending", "floor", "exact")
 
     def __init__(self, pid: int, exact: Callable[[], float] | None = None) -> None:
         """`exact`: the whole tree's CPU seconds so far from an exact count (a cgroup's), read at each sample."""
         self.pid = pid
         self.exact = exact
         self.tasks: dict[int, tuple[int, int]] = {}
+        self.waits: dict[int, _Waits] = {}  # what of each task's run-queue wait is taken off (take)
         self.base = (0, 0)  # the leader's figures when the test was handed over
         self.previous = 0.0  # when the last sample was taken (time.monotonic)
         self.since = 0.0  # the program has had a CPU at some moment after this time
@@ -88,6 +98,7 @@ class OwnClock:
     def start(self, now: float) -> None:
         self.base = leader_times(self.pid) or (0, 0)
         self.previous = self.since = now
+        self.waits[self.pid] = _Waits(self.base, now)
 
     def sample(self, now: float) -> None:
         """Read every task's figures at time `now`. The kernel adds a wait for a CPU to a task's figures only
@@ -96,8 +107,8 @@ class OwnClock:
         task is runnable: a blocked task's waits are all counted), and `settled` subtracts it."""
         before = self.cpu
         runnable: set[int] = set()
-        for tid, figures in task_times(self.pid, runnable).items():
-            self._keep(tid, figures)
+        figures = task_times(self.pid, runnable)
+        self.take(figures, runnable, now, time.monotonic())
         if self.exact is not None:
             self.count_at_least(self.exact())
         if self.cpu > before:
@@ -105,11 +116,28 @@ class OwnClock:
         self.previous = now
         self.pending = now - self.since if runnable else 0.0
 
+    def take(self, figures: dict[int, tuple[int, int]], runnable: set[int] | None, at: float, until: float) -> None:
+        """Keep one reading of tasks' figures, read between `at` and `until` (each task's state before its figures;
+        `runnable` the tasks then running or waiting for a CPU, None when their states were not read).
+
+        A task seen blocked cannot have waited for a CPU since, beyond the time that has passed less the CPU time
+        it had (`_Waits`): a reading that adds far more wait than that was not all a wait for a CPU (see the
+        module's docstring), and none of it is taken off the program's time."""
+        for tid, (cpu, delay) in figures.items():
+            old = self.tasks.get(tid)
+            # a task's figures only grow (a tid reused within one test would be undercounted: stricter)
+            self.tasks[tid] = (cpu, delay) if old is None else (max(cpu, old[0]), max(delay, old[1]))
+            waits = self.waits.get(tid)
+            if waits is None:  # first seen: begun since the reading before (its figures are its own since)
+                waits = self.waits[tid] = _Waits((0, 0), self.previous)
+            waits.take(cpu, delay, until, None if runnable is None or tid in runnable else at)
+
     def finish(self) -> None:
         """The leader's last figures (before it is reaped) and the exact count so far."""
         figures = leader_times(self.pid)
         if figures is not None:
-            self._keep(self.pid, figures)
+            now = time.monotonic()
+            self.take({self.pid: figures}, None, now, now)
         self.count_exact()
 
     def count_exact(self) -> None:
@@ -122,26 +150,18 @@ class OwnClock:
         time C is at least that, whatever the samples saw."""
         self.floor = max(self.floor, seconds)
 
-    def _keep(self, tid: int, figures: tuple[int, int]) -> None:
-        old = self.tasks.get(tid)
-        # a task's figures only grow (a tid reused within one test would be undercounted: stricter)
-        self.tasks[tid] = figures if old is None else (max(figures[0], old[0]), max(figures[1], old[1]))
-
-    def _figures(self):
-        for tid, (cpu, delay) in self.tasks.items():
-            if tid == self.pid:
-                cpu, delay = cpu - self.base[0], delay - self.base[1]
-            yield max(cpu, 0), max(delay, 0)
-
     @property
     def delay(self) -> float:
-        """D: the largest run-queue wait of one task since the start, in seconds."""
-        return max((d for _, d in self._figures()), default=0) / 1e9
+        """D: the largest run-queue wait of one task since the start, in seconds (as `take` admits it)."""
+        return max((w.taken for w in self.waits.values()), default=0) / 1e9
 
     @property
     def cpu(self) -> float:
         """C: the CPU time of all tasks together since the start, in seconds (at least the exact count, if any)."""
-        return max(sum(c for c, _ in self._figures()) / 1e9, self.floor)
+        total = 0
+        for tid, (cpu, _) in self.tasks.items():
+            total += max(cpu - self.base[0], 0) if tid == self.pid else cpu
+        return max(total / 1e9, self.floor)
 
     def own(self, wall: float) -> float:
         return own_time(wall, self.delay, self.cpu)
@@ -150,6 +170,37 @@ class OwnClock:
         """The least own time the program can have had at the last sample: what a running program is stopped
         on (once it has ended, `finish` has counted every wait, and `own` is exact)."""
         return own_time(wall, self.delay + self.pending, self.cpu)
+
+
+class _Waits:
+    """One task's run-queue wait as the clock takes it off: `taken` (ns) of what the kernel counted. A task cannot
+    wait for a CPU longer than the time since it was last seen blocked, less the CPU time it had since: a reading
+    is taken up to that room, and once the task has been seen blocked, a reading that goes beyond it by more than
+    the two clocks can drift apart (SKEW) is not a wait for a CPU at all, and none of it is taken."""
+
+    __slots__ = ("cpu", "delay", "taken", "blocked_at", "seen", "cpu_then", "since_then")
+
+    def __init__(self, figures: tuple[int, int], blocked_at: float) -> None:
+        self.cpu, self.delay = figures  # its figures at the last reading
+        self.taken = 0
+        self.blocked_at = blocked_at  # when it was last seen blocked (or, until `seen`, begun or handed its test)
+        self.seen = False
+        self.cpu_then = figures[0]  # its CPU time at blocked_at
+        self.since_then = 0  # wait taken since blocked_at
+
+    def take(self, cpu: int, delay: int, until: float, blocked_at: float | None) -> None:
+        grown = delay - self.delay
+        if grown > 0:
+            span = until - self.blocked_at
+            room = max(int(span * 1e9) - max(cpu - self.cpu_then, 0) - self.since_then, 0)
+            if grown > room and self.seen and grown > room + (SKEW[0] + SKEW[1] * span) * 1e9:
+                grown = 0
+            grown = min(grown, room)
+            self.taken += grown
+            self.since_then += grown
+        self.cpu, self.delay = max(cpu, self.cpu), max(delay, self.delay)
+        if blocked_at is not None:
+            self.blocked_at, self.seen, self.cpu_then, self.since_then = blocked_at, True, self.cpu, 0
 
 
 def leader_times(pid: int) -> tuple[int, int] | None:
