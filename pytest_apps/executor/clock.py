@@ -28,12 +28,11 @@ is stopped on the least own time it can have had (`OwnClock.settled`: less the l
 counted yet), which for a program that does get its CPU is at most one sample interval less than its own
 time; the verdict itself is taken on the exact figures once the program has ended.
 
-`run_delay` is not always a wait: under load, Linux (seen on 6.18, about one run in a hundred) can add a whole
-sleep to a sleeping task's figure (a program sleeping 0.3 s, 305 ms of "wait", an own time of 0.001 s). A
-task seen blocked at a sample cannot have waited since for longer than the time that has passed less the CPU time
-it had, so D takes each reading only up to that room, and a reading far beyond it, none of it (`_Waits`). A sleep
-that no sample falls into (shorter than the sample interval) can still be taken for a wait: it is at most one
-interval.
+`run_delay` is not always a wait: under load, Linux (6.18 here, rarely) can add a whole sleep to a sleeping task's
+figure (a program sleeping 0.3 s, 305 ms of "wait", an own time of 0.001 s). A task seen blocked at a sample cannot
+have waited since for longer than the time that has passed less the CPU time it had, so D takes each reading only up
+to that room, and a reading far beyond it, none of it (`_Waits`). A sleep that no sample falls into (shorter than
+the sample interval) can still be taken for a wait: it is at most one interval.
 
 Standard library only: the server imports this as part of its private package.
 """
