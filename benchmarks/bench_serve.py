@@ -230,6 +230,12 @@ def main() -> None:
     limited = [a.get("pytest_apps", {}).get("own_time", 0.0) >= 1.0 for _, a in per_test["answers"]]
     print(f"per-test requests whose program ran a second or more of its own time: {sum(limited)} of "
           f"{len(limited)} ({100 * sum(limited) / max(1, len(limited)):.1f}%; {sum(a.get('run_result') is not None and a['run_result'].get('status') == 'TimeLimitExceeded' for _, a in per_test['answers'])} at the time limit)")
+    timed_out = [a["pytest_apps"] for _, a in per_test["answers"]
+                 if (a.get("run_result") or {}).get("status") == "TimeLimitExceeded" and "pytest_apps" in a]
+    if timed_out:  # what the runs at the limit cost: their CPU (more than the limit where a slowdown was credited)
+        cpu, wall = [x["cpu_time"] for x in timed_out], [x["wall_time"] for x in timed_out]
+        print(f"the {len(timed_out)} runs at the time limit: CPU p50 {quantile(cpu, 0.5):.2f} s, max {max(cpu):.2f} s, "
+              f"{sum(cpu):.1f} s in all; wall p50 {quantile(wall, 0.5):.2f} s, max {max(wall):.2f} s")
     print(line("per test", per_test, tests, programs_cpu))
     short = [t for t, long in zip(per_test["latencies"], limited) if not long]
     print(f"per test, the {len(short)} requests whose program ran under a second of its own time: p50 "
