@@ -136,8 +136,11 @@ def own_cpu() -> float:
 
 
 def start(workers: int, timeout: float) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, "-m", "pytest_apps", "serve", "--port", "0", "--workers", str(workers),
-                             "--timeout", str(timeout), "--queue", "100000", "--queue-timeout", "600"],
+    # (-P: the server imports pytest_apps as this script does, from PYTHONPATH or the installed project, never from
+    # the working directory, which `-m` would put first)
+    proc = subprocess.Popen([sys.executable, "-P", "-m", "pytest_apps", "serve", "--port", "0",
+                             "--workers", str(workers), "--timeout", str(timeout), "--queue", "100000",
+                             "--queue-timeout", "600"],
                             stdout=subprocess.PIPE, text=True)
     ready, _, _ = select.select([proc.stdout], [], [], 60)
     found = re.search(r"http://\S+", proc.stdout.readline() if ready else "")
