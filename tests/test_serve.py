@@ -4,6 +4,7 @@ escape programs sent over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -15,7 +16,9 @@ import time
 
 import pytest
 
+from pytest_apps.executor import Limits, Program
 from pytest_apps.executor.clock import SAMPLE_INTERVAL
+from pytest_apps.serve.pool import Pool
 from servehttp import Server, descendants
 
 STDIN_TESTS = {"inputs": ["1\n", "2\n", "3\n"], "outputs": ["2\n", "4\n", "6\n"]}
@@ -353,6 +356,26 @@ def test_a_long_run_steps_aside_for_the_requests_queued_behind_it():
         assert srv.get("/health")[1]["aside"] == 0  # (its place is given back when it ends)
     finally:
         srv.stop()
+
+
+def test_a_new_executors_start_is_not_a_long_run():
+    """A run steps aside once its program has run `aside_after` seconds; the start of a new executor (an interpreter,
+    the fence, the zygote: about half a second, far more on a busy machine) is not its program's run. Counted as one,
+    every request that met a new executor stepped aside and made the next request start another, the places beside
+    the workers filled with short runs, and programs at their time limit then held the workers for all of it: ordinary
+    requests waited 9-17 s behind them (bench_serve)."""
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=4), aside_after=0.2)
+
+    async def requests() -> list:
+        return [await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=True)
+                for code in ("print(1)", "import time\ntime.sleep(0.6)\nprint(2)")]
+
+    try:
+        quick, slow = asyncio.run(requests())
+    finally:
+        pool.close()
+    assert (quick.stdout, slow.stdout) == ("1\n", "2\n")
+    assert pool.stepped == 1  # the sleeping program; not the first, which met a new executor
 
 
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():

@@ -51,6 +51,7 @@ class Pool:
         self.waiting = 0  # requests in the queue now
         self.running = 0
         self.aside = 0  # long runs that stepped aside (see run), running beside the `workers`
+        self.stepped = 0  # runs that ever stepped aside
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
         self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
         self._gate: asyncio.Semaphore | None = None
@@ -63,12 +64,14 @@ class Pool:
     async def run(self, job: Callable[[Executor], T], preload: tuple[str, ...] = (), step_aside: bool = False) -> T:
         """``job(executor)``'s value, once an executor is free; Busy when none is before the deadline.
 
-        A `step_aside` job (one program's run) still running after `aside_after` seconds gives its place to the next
-        request in the queue and runs on beside the workers, up to ASIDE_PER_WORKER x `workers` such runs at once:
-        programs at their time limit, or sleeping, then hold no queue of short runs behind them (a trainer sends a
-        completion's tests at once, so a program that times out on one often does on all). Its verdict does not
-        change, since its limit counts its own time, not time spent waiting for a CPU. The executors made for such
-        runs are closed once they are no longer needed."""
+        A `step_aside` job (one program's run) still running `aside_after` seconds after its executor was ready (the
+        start of a new one is not the program's run: counted as one, every request that met a new executor would
+        step aside and make the next start another, until the places beside the workers were full) gives its place
+        to the next request in the queue and runs on beside the workers, up to ASIDE_PER_WORKER x `workers` such
+        runs at once: programs at their time limit, or sleeping, then hold no queue of short runs behind them (a
+        trainer sends a completion's tests at once, so a program that times out on one often does on all). Its
+        verdict does not change, since its limit counts its own time, not time spent waiting for a CPU. The
+        executors made for such runs are closed once they are no longer needed."""
         if self.stopping.is_set():
             raise Closing("the server is stopping")
         if self._gate is None:
@@ -92,25 +95,36 @@ class Pool:
             if place[0] and self.aside < ASIDE_PER_WORKER * self.workers:
                 place[0] = False
                 self.aside += 1
+                self.stepped += 1
                 gate.release()
 
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(self.aside_after, step) if step_aside else None
+        timer: list[asyncio.TimerHandle] = []
+        ended = [False]
+
+        def arm() -> None:  # (in the loop, once its executor is ready: from then on it is its program's run)
+            if step_aside and not ended[0]:
+                timer.append(loop.call_later(self.aside_after, step))
+
         try:
             if self.stopping.is_set():
                 raise Closing("the server is stopping")
-            return await loop.run_in_executor(self._threads, self._on_executor, job, preload)
+            return await loop.run_in_executor(self._threads, self._on_executor, job, preload,
+                                              lambda: loop.call_soon_threadsafe(arm))
         finally:
+            ended[0] = True
             self.running -= 1
-            if timer is not None:
-                timer.cancel()
+            for t in timer:
+                t.cancel()
             if place[0]:
                 gate.release()
             else:
                 self.aside -= 1
 
-    def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...]) -> T:
+    def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...], ready: Callable[[], None]) -> T:
         executor = self._checkout(preload)
+        executor.isolation()  # started and ready: a new executor's start is not the program's run
+        ready()
         before = executor.faults
         surplus = None
         try:
