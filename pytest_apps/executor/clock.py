@@ -80,14 +80,13 @@ class OwnClock:
     over (the child was forked and fenced ahead of time: what it used before is not the program's), `sample()`
     while it runs, `finish()` once it has exited or been killed (before it is reaped)."""
 
-    __slots__ = ("pid", "tasks", "waits", "base", "previous", "since", "pending", "floor", "exact")
+    __slots__ = ("pid", "waits", "base", "previous", "since", "pending", "floor", "exact")
 
     def __init__(self, pid: int, exact: Callable[[], float] | None = None) -> None:
         """`exact`: the whole tree's CPU seconds so far from an exact count (a cgroup's), read at each sample."""
         self.pid = pid
         self.exact = exact
-        self.tasks: dict[int, tuple[int, int]] = {}
-        self.waits: dict[int, _Waits] = {}  # what of each task's run-queue wait is taken off (take)
+        self.waits: dict[int, _Waits] = {}  # each task's figures, and what of its run-queue wait is taken off (take)
         self.base = (0, 0)  # the leader's figures when the test was handed over
         self.previous = 0.0  # when the last sample was taken (time.monotonic)
         self.since = 0.0  # the program has had a CPU at some moment after this time
@@ -123,9 +122,6 @@ class OwnClock:
         it had (`_Waits`): a reading that adds far more wait than that was not all a wait for a CPU (see the
         module's docstring), and none of it is taken off the program's time."""
         for tid, (cpu, delay) in figures.items():
-            old = self.tasks.get(tid)
-            # a task's figures only grow (a tid reused within one test would be undercounted: stricter)
-            self.tasks[tid] = (cpu, delay) if old is None else (max(cpu, old[0]), max(delay, old[1]))
             waits = self.waits.get(tid)
             if waits is None:  # first seen: begun since the reading before (its figures are its own since)
                 waits = self.waits[tid] = _Waits((0, 0), self.previous)
@@ -157,9 +153,7 @@ class OwnClock:
     @property
     def cpu(self) -> float:
         """C: the CPU time of all tasks together since the start, in seconds (at least the exact count, if any)."""
-        total = 0
-        for tid, (cpu, _) in self.tasks.items():
-            total += max(cpu - self.base[0], 0) if tid == self.pid else cpu
+        total = sum(w.cpu for w in self.waits.values()) - (self.base[0] if self.pid in self.waits else 0)
         return max(total / 1e9, self.floor)
 
     def own(self, wall: float) -> float:
@@ -180,7 +174,8 @@ class _Waits:
     __slots__ = ("cpu", "delay", "taken", "blocked_at", "seen", "cpu_then", "since_then")
 
     def __init__(self, figures: tuple[int, int], blocked_at: float) -> None:
-        self.cpu, self.delay = figures  # its figures at the last reading
+        self.cpu, self.delay = figures  # its figures at the last reading (they only grow: a tid reused within one
+        # test would be undercounted, which is stricter)
         self.taken = 0
         self.blocked_at = blocked_at  # when it was last seen blocked (or, until `seen`, begun or handed its test)
         self.seen = False
@@ -192,7 +187,7 @@ class _Waits:
         if grown > 0:
             span = until - self.blocked_at
             room = max(int(span * 1e9) - max(cpu - self.cpu_then, 0) - self.since_then, 0)
-            if grown > room and self.seen and grown > room + (SKEW[0] + SKEW[1] * span) * 1e9:
+            if self.seen and grown > room + (SKEW[0] + SKEW[1] * span) * 1e9:
                 grown = 0
             grown = min(grown, room)
             self.taken += grown
