@@ -177,15 +177,15 @@ def test_submit_stops_at_the_first_failure_unless_run_all_cases(server):
 def test_health_and_prometheus_metrics(server):
     server.run_code("print(1)")
     server.post("/judge", {"code": "print(0)", "tests": STDIN_TESTS})
-    assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "aside": 0, "queue": 0,
-                                           "executors": server.get("/health")[1]["executors"]})
+    assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "aside": 0, "held": 0,
+                                           "queue": 0, "executors": server.get("/health")[1]["executors"]})
     assert server.get("/v1/ping") == (200, "pong")
     status, text = server.get("/metrics")
     assert status == 200
     lines = text.splitlines()
     assert 'pytest_apps_serve_requests_total{endpoint="/run_code",code="200"}' in text
     assert any(l.startswith('pytest_apps_serve_request_seconds{endpoint="/judge",quantile="0.99"}') for l in lines)
-    assert "pytest_apps_serve_queue_length 0" in lines
+    assert {"pytest_apps_serve_queue_length 0", "pytest_apps_serve_aside 0", "pytest_apps_serve_held 0"} <= set(lines)
     assert any(l.startswith('pytest_apps_serve_test_verdicts_total{verdict="wrong_answer"}') for l in lines)
     assert any(l.startswith('pytest_apps_serve_run_code_endings_total{ending="exited"}') for l in lines)
     for line in lines:  # every sample line is "name{labels} number"
@@ -354,6 +354,7 @@ def test_a_long_run_steps_aside_for_the_requests_queued_behind_it():
         long.join()
         assert done["long"] > done["short"]
         assert srv.get("/health")[1]["aside"] == 0  # (its place is given back when it ends)
+        assert "pytest_apps_serve_stepped_aside_total 1" in srv.get("/metrics")[1].splitlines()
     finally:
         srv.stop()
 
@@ -376,6 +377,34 @@ def test_a_new_executors_start_is_not_a_long_run():
         pool.close()
     assert (quick.stdout, slow.stdout) == ("1\n", "2\n")
     assert pool.stepped == 1  # the sleeping program; not the first, which met a new executor
+
+
+def test_a_run_that_found_no_place_aside_steps_aside_when_one_frees():
+    """A run past `aside_after` with every place beside the workers taken keeps its worker; once a place frees, it
+    steps aside then, not at its end: programs at their time limit arrive in bursts (a completion's tests at once),
+    and a run that held its worker for its whole limit stopped every short request behind it (bench_serve: no
+    request ended for 16 s while places beside the workers had been free for most of them)."""
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=10), aside_after=0.2, aside_per_worker=1)
+    ends: dict[str, float] = {}
+
+    async def one(name: str, code: str, after: float) -> str:
+        await asyncio.sleep(after)
+        out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=True)
+        ends[name] = time.monotonic()
+        return out.stdout
+
+    async def requests() -> list:
+        return await asyncio.gather(one("aside", "import time\ntime.sleep(1.0)\nprint('a')", 0.0),
+                                    one("held", "import time\ntime.sleep(3.0)\nprint('h')", 0.05),
+                                    one("short", "print('s')", 0.9))
+
+    try:
+        outs = asyncio.run(requests())
+    finally:
+        pool.close()
+    assert outs == ["a\n", "h\n", "s\n"]
+    assert pool.stepped == 2  # the first at once, the second once the first had ended
+    assert ends["short"] < ends["held"] - 1.0, ends  # it did not wait for the held run's end
 
 
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():

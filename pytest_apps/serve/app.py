@@ -176,7 +176,8 @@ async def judge(request: Request, server: Server) -> Response:
 async def health(request: Request, server: Server) -> Response:
     pool = server.pool
     state = {"status": "stopping" if pool.stopping.is_set() else "ok", "workers": pool.workers,
-             "running": pool.running, "aside": pool.aside, "queue": pool.waiting, "executors": pool.executors()}
+             "running": pool.running, "aside": pool.aside, "held": pool.held(), "queue": pool.waiting,
+             "executors": pool.executors()}
     if request.url.path == "/v1/ping":
         return PlainTextResponse("pong", 503 if pool.stopping.is_set() else 200)
     return JSONResponse(state, 503 if pool.stopping.is_set() else 200)
@@ -184,7 +185,8 @@ async def health(request: Request, server: Server) -> Response:
 
 async def metrics(request: Request, server: Server) -> Response:
     pool = server.pool
-    text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults)
+    text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults,
+                               aside=(pool.aside, pool.held(), pool.stepped))
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 

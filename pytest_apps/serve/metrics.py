@@ -59,8 +59,9 @@ class Metrics:
             values = sorted(self._latency.get(endpoint, ()))
         return quantile(values, q)
 
-    def text(self, queue: int, running: int, workers: int, faults: int) -> str:
-        """The exposition text."""
+    def text(self, queue: int, running: int, workers: int, faults: int, aside: tuple[int, int, int] = (0, 0, 0)) -> str:
+        """The exposition text; `aside`: the runs beside the workers now, the runs holding a worker while they wait
+        for a place there, and the runs that ever stepped aside (serve/pool.py)."""
         out: list[str] = []
 
         def family(name: str, kind: str, what: str, samples: Callable[[], Iterable[tuple[str, float]]]) -> None:
@@ -78,6 +79,11 @@ class Metrics:
         family("queue_length", "gauge", "requests waiting for a worker", lambda: [("", queue)])
         family("running", "gauge", "requests running on an executor", lambda: [("", running)])
         family("workers", "gauge", "requests that can run at once", lambda: [("", workers)])
+        family("aside", "gauge", "long runs that gave their worker to the queue and run beside the workers",
+               lambda: [("", aside[0])])
+        family("held", "gauge", "long runs holding a worker while every place beside the workers is taken",
+               lambda: [("", aside[1])])
+        family("stepped_aside_total", "counter", "runs that stepped aside", lambda: [("", aside[2])])
 
         def latency() -> list[tuple[str, float]]:
             rows = []
