@@ -2,7 +2,7 @@
 rows' model programs (run by hand):
 
     APPS_SHARED_DATA=../shared/apps-data python benchmarks/bench_serve.py [--clients 64] [--max-tests 10]
-        [--programs 0] [--workers N] [--timeout 4] [--repeat 1] [--rounds 3]
+        [--programs 0] [--workers N] [--timeout 4] [--repeat 1] [--rounds 3] [--trace FILE]
 
 * per test: `--clients` concurrent clients, one `POST /run_code` per (program, test), the output compared on the
   client (stdout, trailing newlines stripped, equal to the expected text): verl's `sandbox_fusion` pattern;
@@ -21,6 +21,11 @@ again over the requests whose program ran under a second of its own time: a prog
 limit's own time and slows every run beside it while it lasts, so where more than 1% of the requests run to the
 limit, the overall p99 is theirs. The targets: per-test CPU over HTTP at most 1.3x the in-process API's, batched at
 most 1.1x, p99 below 10x p50 under the clients, nothing lost.
+
+During the per-test requests the server's /health is read every 0.2 s: how long every place beside the workers was
+taken with both workers held by long runs (no short request can start then), the usual cause of a tail. The answers
+that came after verl's read timeout (compile_timeout + run_timeout + 10 s) are counted: verl scores those tests as
+failures. `--trace FILE` keeps the readings and each request's start, latency, own time and status.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from typing import Any
 from shareddata import shared
 
 from pytest_apps.rewards import CodeReward
+from pytest_apps.serve.pool import ASIDE_PER_WORKER
 
 TICK = os.sysconf("SC_CLK_TCK")
 REPO = Path(__file__).resolve().parent.parent
@@ -98,6 +104,40 @@ class Client(threading.local):
             return 0, {}
 
 
+class Watch(threading.Thread):
+    """The server's /health every `every` seconds while a load runs: (seconds since the start, its state)."""
+
+    def __init__(self, url: str, every: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.host, port = url.split("//")[1].split(":")
+        self.port, self.every = int(port), every
+        self.samples: list[tuple[float, dict]] = []
+        self.done = threading.Event()
+        self.t0 = time.perf_counter()
+
+    def run(self) -> None:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        while not self.done.wait(self.every):
+            try:
+                conn.request("GET", "/health")
+                state = json.loads(conn.getresponse().read())
+            except (OSError, http.client.HTTPException, ValueError):
+                conn.close()
+                conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+                continue
+            self.samples.append((time.perf_counter() - self.t0, state))
+
+    def summary(self, workers: int, aside_cap: int) -> str:
+        aside = [s.get("aside", 0) for _, s in self.samples]
+        at_cap = sum(a >= aside_cap for a in aside) * self.every
+        held = sum(s.get("running", 0) - s.get("aside", 0) >= workers and s.get("aside", 0) >= aside_cap
+                   for _, s in self.samples) * self.every
+        return (f"the pool during the per-test requests ({len(aside)} samples): runs aside at most "
+                f"{max(aside, default=0)} of {aside_cap} places, at the cap for {at_cap:.1f} s, the workers held "
+                f"with the cap full for {held:.1f} s; queue at most "
+                f"{max((s.get('queue', 0) for _, s in self.samples), default=0)}")
+
+
 def quantile(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
@@ -108,11 +148,13 @@ def load(server: subprocess.Popen, url: str, calls: list[tuple[str, dict]], clie
     host, port = url.split("//")[1].split(":")
     client = Client()
     latencies: list[float] = [0.0] * len(calls)
+    starts: list[float] = [0.0] * len(calls)  # (seconds after the load's start)
 
     def one(i: int) -> tuple[int, dict]:
         started = time.perf_counter()
         status, answer = client.post(host, int(port), *calls[i])
         latencies[i] = time.perf_counter() - started
+        starts[i] = started - t0
         return status, answer
 
     cpu0, mine0, t0 = tree_cpu(server.pid), own_cpu(), time.perf_counter()
@@ -124,7 +166,7 @@ def load(server: subprocess.Popen, url: str, calls: list[tuple[str, dict]], clie
     beyond = [t - sum(x.get("wall_time", 0.0) for x in a.get("tests", [])) - a.get("pytest_apps", {}).get(
         "wall_time", 0.0) for t, (_, a) in zip(latencies, answers)]
     return {"answers": answers, "wall": wall, "cpu": cpu, "failed": failed, "requests": len(calls),
-            "latencies": latencies,
+            "latencies": latencies, "starts": starts,
             "p50": quantile(latencies, 0.5), "p99": quantile(latencies, 0.99), "client_cpu": own_cpu() - mine0,
             "beyond50": quantile(beyond, 0.5), "beyond99": quantile(beyond, 0.99)}
 
@@ -196,6 +238,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=4.0)
     parser.add_argument("--repeat", type=int, default=1, help="post the per-test requests this many times")
     parser.add_argument("--rounds", type=int, default=3, help="batched and in-process runs, alternated")
+    parser.add_argument("--trace", type=Path, help="write the per-test phase here: the server's /health every 0.2 s "
+                        "and each request's start, latency and own time, a JSON line each")
     args = parser.parse_args()
     items = work(shared(), args.max_tests, args.programs)
     tests = sum(len(io["inputs"]) for _, io, _ in items)
@@ -206,7 +250,20 @@ def main() -> None:
         load(server, url, [("/judge", {"code": code, "tests": io}) for _, io, code in items[:4]], 4)  # warm
         calls = [("/run_code", {"code": code, "stdin": i, "language": "python", "run_timeout": args.timeout})
                  for _, io, code in items for i in io["inputs"]]
+        watch = Watch(url)
+        watch.start()
         per_test = load(server, url, calls * args.repeat, args.clients)
+        watch.done.set()
+        watch.join()
+        print(watch.summary(args.workers, ASIDE_PER_WORKER * args.workers))
+        if args.trace:
+            with args.trace.open("w") as f:
+                for at, state in watch.samples:
+                    f.write(json.dumps({"at": round(at, 3), **state}) + "\n")
+                for started, took, (_, a) in zip(per_test["starts"], per_test["latencies"], per_test["answers"]):
+                    f.write(json.dumps({"start": round(started, 3), "latency": round(took, 3),
+                                        "own": a.get("pytest_apps", {}).get("own_time"),
+                                        "status": (a.get("run_result") or {}).get("status")}) + "\n")
         per_test["cpu"] /= args.repeat
         per_test["client_cpu"] /= args.repeat
         judge_calls = [("/judge", {"code": code, "tests": io}) for _, io, code in items]
@@ -231,6 +288,13 @@ def main() -> None:
     verl_pass = [a.get("status") == "Success" and (a["run_result"]["stdout"] or "").rstrip("\n") == str(o).rstrip("\n")
                  for (_, a), o in zip(per_test["answers"], expected * args.repeat)]
     limited = [a.get("pytest_apps", {}).get("own_time", 0.0) >= 1.0 for _, a in per_test["answers"]]
+    # verl's client gives up on a request after compile_timeout + run_timeout + 10 s (it sends the same timeout for
+    # both) and scores the test as an API error: a failure, whatever the program did
+    verl_wait = 2 * args.timeout + 10
+    late = [(a.get("run_result") or {}).get("status") for t, (_, a) in zip(per_test["latencies"], per_test["answers"])
+            if t > verl_wait]
+    print(f"per-test requests answered after verl's read timeout ({verl_wait:g} s): {len(late)} "
+          f"({sum(s == 'TimeLimitExceeded' for s in late)} of them at the time limit, which fail either way)")
     print(f"per-test requests whose program ran a second or more of its own time: {sum(limited)} of "
           f"{len(limited)} ({100 * sum(limited) / max(1, len(limited)):.1f}%; {sum(a.get('run_result') is not None and a['run_result'].get('status') == 'TimeLimitExceeded' for _, a in per_test['answers'])} at the time limit)")
     timed_out = [a["pytest_apps"] for _, a in per_test["answers"]
