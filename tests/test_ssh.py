@@ -203,8 +203,10 @@ def running_worker(server: SshServer, controller: subprocess.Popen[bytes], outpu
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert controller.poll() is None, "the run ended before a worker could be stopped:\n" + output.text()
-        workers = {parent_of(pid) for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
-        workers.discard(None)
+        # a worker is the parent of an executor's server that is not itself one (the zygote and the children are
+        # forked from the server, and carry its command line); not the lowest pid: pids wrap around
+        executors = {pid for pid in server.sessions() if b"executor/serve.py" in cmdline(pid)}
+        workers = {parent_of(pid) for pid in executors} - executors - {None}
         if workers and re.search(r"\[\d+ items?\]\s*\n\s*[.FEsx]", output.text()):  # a test's progress mark
             tmp = server.not_the_package(server.ssh("cd /tmp && find . -mindepth 1 -maxdepth 1").stdout.split())
             return min(workers), tmp
