@@ -332,6 +332,41 @@ def test_a_second_sigint_still_writes_the_reports_and_leaves_nothing_behind(tmp_
     assert left_behind(snapshot) == []
 
 
+LAST_MOMENTS = '''
+import atexit, pathlib, time
+
+def _last():
+    pathlib.Path("exiting").write_text("")
+    time.sleep(3)
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput"):  # (the controller's way out only)
+        atexit.register(_last)
+'''
+
+
+def test_a_signal_on_an_interrupted_runs_way_out_does_not_end_it_by_that_signal(tmp_path: Path) -> None:
+    """An interrupted run keeps its own handler to the end, so that a later signal breaks nothing; but Python sets a
+    signal handled in Python back to its default as it finalizes, and SIGINT's default ends the process: a Ctrl-C in
+    that last moment turned the run's exit status 2 into a death by SIGINT (-2; CI failed once so). Once its work is
+    done, the interrupted run ignores them: watched from the kernel while it runs its exit handlers."""
+    (tmp_path / "conftest.py").write_text(LAST_MOMENTS)
+    proc, _ = running_run(tmp_path)
+    proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "exiting").exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    assert (tmp_path / "exiting").exists(), proc.communicate()[0]
+    ignored = {name: int(value, 16) for name, value in (line.split(":\t") for line in Path(
+        f"/proc/{proc.pid}/status").read_text().splitlines() if line.startswith(("SigIgn", "SigCgt")))}
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        assert ignored["SigIgn"] & (1 << (sig - 1)), (sig, ignored)
+    assert proc.returncode == 2 and "INCOMPLETE RUN: interrupted (SIGINT)" in out, out
+
+
 # ------------------------------------------------------------------------------------------------ a lost worker
 
 

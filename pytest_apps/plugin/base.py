@@ -117,3 +117,9 @@ class Role:
         remove_pool(self.run_name)  # this machine's pool, if its workers made one (they all end together)
         if self.owns_plan:
             remove_plan(self.state.plan.folder)
+        if self.interrupts.received:
+            # Its work is done. Python sets a signal handled in Python back to its default as it finalizes, and
+            # SIGINT's default ends the process: a Ctrl-C then would make the exit status a death by that signal.
+            # What is left (the executors' exit handlers) is bounded and ends by itself.
+            for sig in self._handlers:
+                signal.signal(sig, signal.SIG_IGN)
