@@ -23,9 +23,9 @@ limit, the overall p99 is theirs. The targets: per-test CPU over HTTP at most 1.
 most 1.1x, p99 below 10x p50 under the clients, nothing lost.
 
 During the per-test requests the server's /health is read every 0.2 s: how long every place beside the workers was
-taken with both workers held by long runs (no short request can start then), the usual cause of a tail. The answers
-that came after verl's read timeout (compile_timeout + run_timeout + 10 s) are counted: verl scores those tests as
-failures. `--trace FILE` keeps the readings and each request's start, latency, own time and status.
+taken, and how long a long run held a worker while it waited for one of them (`held`), the usual cause of a tail.
+The answers that came after verl's read timeout (compile_timeout + run_timeout + 10 s) are counted: verl scores
+those tests as failures. `--trace FILE` keeps the readings and each request's start, latency, own time and status.
 """
 
 from __future__ import annotations
@@ -127,14 +127,13 @@ class Watch(threading.Thread):
                 continue
             self.samples.append((time.perf_counter() - self.t0, state))
 
-    def summary(self, workers: int, aside_cap: int) -> str:
+    def summary(self, aside_cap: int) -> str:
         aside = [s.get("aside", 0) for _, s in self.samples]
         at_cap = sum(a >= aside_cap for a in aside) * self.every
-        held = sum(s.get("running", 0) - s.get("aside", 0) >= workers and s.get("aside", 0) >= aside_cap
-                   for _, s in self.samples) * self.every
+        held = sum(s.get("held", 0) > 0 for _, s in self.samples) * self.every  # (the server's own count)
         return (f"the pool during the per-test requests ({len(aside)} samples): runs aside at most "
-                f"{max(aside, default=0)} of {aside_cap} places, at the cap for {at_cap:.1f} s, the workers held "
-                f"with the cap full for {held:.1f} s; queue at most "
+                f"{max(aside, default=0)} of {aside_cap} places, at the cap for {at_cap:.1f} s, a worker held by a "
+                f"run waiting for a place for {held:.1f} s; queue at most "
                 f"{max((s.get('queue', 0) for _, s in self.samples), default=0)}")
 
 
@@ -255,7 +254,7 @@ def main() -> None:
         per_test = load(server, url, calls * args.repeat, args.clients)
         watch.done.set()
         watch.join()
-        print(watch.summary(args.workers, ASIDE_PER_WORKER * args.workers))
+        print(watch.summary(ASIDE_PER_WORKER * args.workers))
         if args.trace:
             with args.trace.open("w") as f:
                 for at, state in watch.samples:

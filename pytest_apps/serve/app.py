@@ -186,7 +186,7 @@ async def health(request: Request, server: Server) -> Response:
 async def metrics(request: Request, server: Server) -> Response:
     pool = server.pool
     text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults,
-                               aside=(pool.aside, pool.held(), pool.stepped))
+                               aside=pool.aside, held=pool.held(), stepped=pool.stepped)
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 

@@ -59,9 +59,10 @@ class Metrics:
             values = sorted(self._latency.get(endpoint, ()))
         return quantile(values, q)
 
-    def text(self, queue: int, running: int, workers: int, faults: int, aside: tuple[int, int, int] = (0, 0, 0)) -> str:
-        """The exposition text; `aside`: the runs beside the workers now, the runs holding a worker while they wait
-        for a place there, and the runs that ever stepped aside (serve/pool.py)."""
+    def text(self, queue: int, running: int, workers: int, faults: int, aside: int = 0, held: int = 0,
+             stepped: int = 0) -> str:
+        """The exposition text; `aside`: the runs beside the workers now, `held`: the runs holding a worker while
+        they wait for a place there, `stepped`: the runs that ever stepped aside (serve/pool.py)."""
         out: list[str] = []
 
         def family(name: str, kind: str, what: str, samples: Callable[[], Iterable[tuple[str, float]]]) -> None:
@@ -80,10 +81,10 @@ class Metrics:
         family("running", "gauge", "requests running on an executor", lambda: [("", running)])
         family("workers", "gauge", "requests that can run at once", lambda: [("", workers)])
         family("aside", "gauge", "long runs that gave their worker to the queue and run beside the workers",
-               lambda: [("", aside[0])])
+               lambda: [("", aside)])
         family("held", "gauge", "long runs holding a worker while every place beside the workers is taken",
-               lambda: [("", aside[1])])
-        family("stepped_aside_total", "counter", "runs that stepped aside", lambda: [("", aside[2])])
+               lambda: [("", held)])
+        family("stepped_aside_total", "counter", "runs that stepped aside", lambda: [("", stepped)])
 
         def latency() -> list[tuple[str, float]]:
             rows = []
