@@ -11,8 +11,9 @@ server then reads, from the kernel and never from the program:
 - `memory_peak()`: the group's peak memory (v1 `memory.max_usage_in_bytes`; v2 `memory.peak`);
 - `pids()`: the processes in it now;
 
-and `kill()` ends them all: v2 writes `cgroup.kill`; v1 freezes the group (a frozen process cannot fork, so a
-fork bomb cannot outrun the kill), sends SIGKILL to every task in it, thaws it, and repeats until it is empty.
+`freeze()` holds them all off the CPUs until thawed (a test parked, parking.py), and `kill()` ends them all: v2
+writes `cgroup.kill`; v1 freezes the group (a frozen process cannot fork, so a fork bomb cannot outrun the kill),
+sends SIGKILL to every task in it, thaws it, and repeats until it is empty.
 
 Both layouts are supported, chosen by probing /proc/self/mountinfo: cgroup v1, each controller (freezer,
 cpuacct, memory, pids) a hierarchy of its own, and cgroup v2, one hierarchy (cgroup.kill needs Linux 5.14).
@@ -210,10 +211,15 @@ class Group:
             except TimeoutError:
                 if time.monotonic() >= deadline:
                     raise
-            frozen = self._can_freeze()
+            frozen = self.can_freeze()
 
-    def _can_freeze(self) -> bool:
+    def can_freeze(self) -> bool:
         return self.version == 1 or "cgroup.freeze" in self._files()
+
+    def freeze(self, on: bool, timeout: float = KILL_TIMEOUT) -> None:
+        """Freeze every process in the group (none runs or forks until thawed; each stays killable) and wait until
+        they all are, or thaw them."""
+        self._freeze(on, time.monotonic() + timeout)
 
     def _files(self) -> set[str]:
         files = getattr(self, "_listing", None)

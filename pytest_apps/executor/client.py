@@ -137,6 +137,7 @@ class Executor:
         self.preload = tuple(preload)  # modules the zygote loads besides its own list (e.g. APPS_STYLE_PRELOAD)
         self._server = ServerProcess(cpu, self.preload)
         self._lock = threading.Lock()  # guards against accidental concurrent use, not a promise of it
+        self._control = RunControl()  # the run's frame, and park/resume from another thread while it runs
         self._closed = False
         self.faults = 0  # runs that ended in a harness error of the executor (not the program's doing)
         _live.add(self)
@@ -199,6 +200,18 @@ class Executor:
         with self._lock:
             if not self._closed:
                 self._server.ask_speed()
+
+    def park(self) -> bool:
+        """Ask the server to hold the test now running off the CPUs until `resume()` (parking.py): its own time
+        does not count on meanwhile, and the server resumes it by itself after the wall-clock backstop. Callable
+        from another thread than the run's (a server with more long runs than CPUs: serve/pool.py); whether it
+        was asked (a test was running, not parked). The server declines a test that uses no CPU, or where it
+        has no cgroup to freeze: that test runs on."""
+        return self._control.tell(self._server.proc, "park")
+
+    def resume(self) -> bool:
+        """Let a parked test run again (see `park`); whether it was asked."""
+        return self._control.tell(self._server.proc, "resume")
 
     def start(self) -> None:
         """Start the server now without waiting for it: its interpreter start, fence set-up and the zygote's
@@ -271,9 +284,9 @@ class Executor:
                 self.faults += 1
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server failed to start: {e}")
             try:
-                _proto.send_frame(proc.stdin.fileno(), req,
-                                  [source.encode("utf-8", "surrogateescape"), stdin, args_blob, *contents])
-                header, blobs = server.recv_frame(limits.wall_backstop + SERVER_MARGIN)
+                self._control.send_run(proc, req, [source.encode("utf-8", "surrogateescape"), stdin, args_blob,
+                                                   *contents])
+                header, blobs = self._answer(limits.wall_backstop + SERVER_MARGIN)
             except (OSError, EOFError, TimeoutError, ValueError) as e:
                 why = "hung" if isinstance(e, TimeoutError) else "died"
                 rc = proc.poll()
@@ -282,9 +295,25 @@ class Executor:
                 detail = f" (exit status {rc})" if rc is not None else ""
                 return Outcome(status=RUN_HARNESS_ERROR, error=f"executor server {why}{detail}: {e}; restarted",
                                wall_time=time.monotonic() - t0)
+            finally:
+                self._control.ended()
         if header.get("status", RUN_HARNESS_ERROR) == RUN_HARNESS_ERROR:
             self.faults += 1
         return _outcome_of(header, blobs[0] if blobs else b"")
+
+    def _answer(self, wait: float) -> tuple[dict, list[bytes]]:
+        """The server's answer to a run; TimeoutError when none comes within `wait` seconds and the time the test
+        was parked."""
+        start = time.monotonic()
+        while True:
+            allowed = wait + self._control.parked_for(self.limits.wall_backstop)
+            left = start + allowed - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"executor server did not answer within {allowed:.1f} s")
+            try:
+                return self._server.recv_frame(min(left, 1.0))
+            except TimeoutError:
+                continue
 
     def _stats(self) -> dict:
         """Server counters (compiles, runs, pid); for tests and benchmarks."""
@@ -315,6 +344,51 @@ def _outcome_of(header: dict, stdout: bytes) -> Outcome:
         speed=SpeedCredit.from_dict(header),
         files=header.get("files") or {},
     )
+
+
+class RunControl:
+    """What another thread may say to the server while a test runs (`Executor.park`, `resume`): the run's own frame
+    and those words are sent under one lock, and only while the run goes, so that a word never reaches another
+    test. It keeps how long the test was parked, as this side saw it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = False
+        self._since: float | None = None  # when the running test was parked
+        self._held = 0.0  # seconds it was parked before that
+
+    def send_run(self, proc: subprocess.Popen, req: dict, blobs: list[bytes]) -> None:
+        with self._lock:
+            _proto.send_frame(proc.stdin.fileno(), req, blobs)
+            self._running, self._since, self._held = True, None, 0.0
+
+    def ended(self) -> None:
+        with self._lock:
+            self._running = False
+
+    def tell(self, proc: subprocess.Popen | None, op: str) -> bool:
+        """Send "park" or "resume" if a test runs and it is not parked / is parked; whether it was sent."""
+        with self._lock:
+            if not self._running or proc is None or (op == "park") == (self._since is not None):
+                return False
+            try:
+                _proto.send_frame(proc.stdin.fileno(), {"op": op})
+            except (OSError, ValueError):  # (the server is gone: the run's answer says so)
+                return False
+            now = time.monotonic()
+            if op == "park":
+                self._since = now
+            else:
+                self._held += now - (self._since or now)
+                self._since = None
+            return True
+
+    def parked_for(self, longest: float) -> float:
+        """Seconds the running test has been parked; an ongoing park counts up to `longest`, the longest the server
+        holds one (its wall-clock backstop)."""
+        with self._lock:
+            since = self._since
+            return self._held + (0.0 if since is None else min(time.monotonic() - since, longest))
 
 
 class ServerProcess:

@@ -34,6 +34,9 @@ have waited since for longer than the time that has passed less the CPU time it 
 to that room, and a reading far beyond it, none of it (`_Waits`). A sleep that no sample falls into (shorter than
 the sample interval) can still be taken for a wait: it is at most one interval.
 
+A test parked by its client (parking.py) is frozen: its tasks neither run nor wait on a run queue meanwhile, so
+the kernel counts nothing, and `waited` adds the time to each task that was runnable when it was frozen, as a wait.
+
 Standard library only: the server imports this as part of its private package.
 """
 
@@ -98,11 +101,12 @@ class OwnClock:
         self.previous = self.since = now
         self.waits[self.pid] = _Waits(self.base, now)
 
-    def sample(self, now: float) -> None:
-        """Read every task's figures at time `now`. The kernel adds a wait for a CPU to a task's figures only
-        once the task gets the CPU, so a runnable program may be waiting since it last ran, uncounted: at most
-        since the sample before the last one at which its CPU time grew. `pending` is that bound (0 when no
-        task is runnable: a blocked task's waits are all counted), and `settled` subtracts it."""
+    def sample(self, now: float) -> set[int]:
+        """Read every task's figures at time `now`; the tasks then running or waiting for a CPU. The kernel adds a
+        wait for a CPU to a task's figures only once the task gets the CPU, so a runnable program may be waiting
+        since it last ran, uncounted: at most since the sample before the last one at which its CPU time grew.
+        `pending` is that bound (0 when no task is runnable: a blocked task's waits are all counted), and
+        `settled` subtracts it."""
         before = self.cpu
         runnable: set[int] = set()
         figures = task_times(self.pid, runnable)
@@ -113,6 +117,15 @@ class OwnClock:
             self.since = self.previous
         self.previous = now
         self.pending = now - self.since if runnable else 0.0
+        return runnable
+
+    def waited(self, tids: set[int], seconds: float) -> None:
+        """Tasks `tids` were kept off the CPUs for `seconds` by their server (parking.py), as runnable as when they
+        were last sampled: a wait for a CPU the kernel does not count, taken off as one."""
+        for tid in tids:
+            waits = self.waits.get(tid)
+            if waits is not None:
+                waits.held(int(seconds * 1e9))
 
     def take(self, figures: dict[int, tuple[int, int]], runnable: set[int] | None, at: float, until: float) -> None:
         """Keep one reading of tasks' figures, read between `at` and `until` (each task's state before its figures;
@@ -195,6 +208,11 @@ class _Waits:
         self.cpu, self.delay = max(cpu, self.cpu), max(delay, self.delay)
         if blocked_at is not None:
             self.blocked_at, self.seen, self.cpu_then, self.since_then = blocked_at, True, self.cpu, 0
+
+    def held(self, ns: int) -> None:
+        """A wait the kernel does not count (the task was frozen while runnable): taken, and out of the room."""
+        self.taken += ns
+        self.since_then += ns
 
 
 def leader_times(pid: int) -> tuple[int, int] | None:

@@ -26,6 +26,7 @@ from .compiler import Compiler
 from .ending import RUN_BACKSTOP, RunEnd, bus_error, outcome, stop_reason
 from .fence import PR_SET_CHILD_SUBREAPER, prctl
 from .isolation import Layers
+from .parking import Parking
 from .protocol import (STYLE_REAL, HARNESS_EXIT, RUN_COMPILE_ERROR, RUN_HARNESS_ERROR, RUN_OUTPUT_LIMIT, RUN_TIMEOUT, STDERR_TAIL,
                        recv_frame, send_frame, send_go)
 from .zygote import zygote_main
@@ -339,8 +340,12 @@ class Server:
         rep = bytearray()
         open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
         probe = Probe()
-        stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe)
-        kill_pgroup(pid)
+        parking = Parking(group, clock)
+        try:
+            stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe, parking)
+        finally:
+            kill_pgroup(pid)  # (a test still parked is killed, then thawed to die)
+            parking.resume()
         in_group = kill_group(group, pid)  # everything the test started, whoever its parent is
         if pidfd is not None and not exited:
             # until it is dead (it has to get a CPU to die): then its last wait for one is in its figures too
@@ -375,16 +380,16 @@ class Server:
         drain(open_fds, sp.out_r, sp.err_r, lim["output"])
         res, stdout = outcome(RunEnd(lim, stopped, status, cpu, maxrss, wall, own, clock.cpu, out, err, rep,
                                      leftovers, folder_full=bus_error(status) and workdirs.full(sp.dir)))
-        if probe.count:
-            res.update(probe.figures())
+        res.update(probe.figures() if probe.count else {}, **parking.figures())
         return res, stdout
 
     def _wait(self, sp: Spare, clock: OwnClock, t0: float, lim: dict, open_fds: dict,
-              probe: Probe) -> tuple[str | None, bool]:
+              probe: Probe, parking: Parking) -> tuple[str | None, bool]:
         """Read the child's pipes into their buffers (`open_fds`: fd -> buffer, left with those not at EOF) and keep
         its clock until a limit stops it or it has ended: (why it was stopped or None, whether its pidfd said it
         had exited). Once its own time passes a share of the limit, the machine's speed is probed as it runs
-        (`probe`), and its own time is charged at quiet-machine speed (speed.py)."""
+        (`probe`), and its own time is charged at quiet-machine speed (speed.py). The client may park and
+        resume it meanwhile (`parking`; the wall-clock backstop moves on by the time it was parked)."""
         pid, pidfd = sp.pid, sp.pidfd
         out = open_fds[sp.out_r]
         # The limit counts the program's own time (clock.py). A program over it runs on to the end of the band
@@ -398,7 +403,7 @@ class Server:
         next_sample = t0 + SAMPLE_INTERVAL
         poller = select.poll()
         for fd in (*open_fds, *([pidfd] if pidfd is not None else []), self.rfd):
-            poller.register(fd, select.POLLIN)  # (our parent's pipe: readable while a run goes = it went away)
+            poller.register(fd, select.POLLIN)  # (our parent's pipe: a word from it, or it went away)
         exited = False
         out_limit = lim["output"]
         while True:
@@ -419,6 +424,10 @@ class Server:
                 return RUN_BACKSTOP, exited
             wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
             ready = poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10))
+            if any(fd == self.rfd for fd, _ev in ready):  # a word from our client, or it went away
+                held = client_words(self.rfd, sp, parking, lim["timeout"] * lim["backstop"])
+                backstop, next_sample = backstop + held, next_sample + held
+                ready = [(fd, ev) for fd, ev in ready if fd != self.rfd]
             exited = read_ready(ready, poller, open_fds, sp, self.rfd) or exited
             if len(out) > out_limit:
                 return RUN_OUTPUT_LIMIT, exited
@@ -511,6 +520,8 @@ class Server:
                                       "low": self.speed.low, "high": self.speed.high})
             elif op == "exit":
                 return
+            elif op in ("park", "resume"):  # (about a test that has ended since: nothing to do, no answer)
+                continue
             else:
                 send_frame(self.wfd, {"error": f"unknown op {op!r}"})
 
@@ -554,6 +565,36 @@ def kill_pgroup(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+
+
+def client_words(rfd: int, sp: Spare, parking: Parking, longest: float) -> float:
+    """The client's frames on `rfd` while a test runs: "park" freezes the test (parking.py) until "resume", or for
+    `longest` seconds at most; the seconds it was parked. EOFError when the client went away (the test is
+    killed)."""
+    watch, until = select.poll(), 0.0
+    watch.register(rfd, select.POLLIN)
+    if sp.pidfd is not None:
+        watch.register(sp.pidfd, select.POLLIN)
+    while True:
+        if parking.parked:  # nothing of the test runs: only a word, the end of the longest park or a kill
+            ready = watch.poll(max(1, int((until - time.monotonic()) * 1000) + 1))
+            if not any(fd == rfd for fd, _ev in ready):
+                if ready or time.monotonic() >= until:  # (the pidfd: killed from outside, seen once thawed)
+                    return parking.resume()
+                continue
+        try:
+            req, _blobs = recv_frame(rfd)
+        except EOFError:
+            kill_pgroup(sp.pid)
+            parking.resume()
+            raise EOFError("parent went away") from None
+        op = req.get("op")
+        if op == "resume" or (op != "park" and not parking.parked):
+            return parking.resume()
+        if op == "park" and not parking.parked:
+            if not parking.park(time.monotonic()):
+                return 0.0
+            until = time.monotonic() + longest
 
 
 def read_ready(ready: list, poller: select.poll, open_fds: dict, sp: Spare, parent_fd: int) -> bool:
