@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from pytest_apps.executor import Limits, Program
+from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor.clock import SAMPLE_INTERVAL
 from pytest_apps.serve.pool import Pool
 from servehttp import Server, descendants
@@ -178,14 +178,16 @@ def test_health_and_prometheus_metrics(server):
     server.run_code("print(1)")
     server.post("/judge", {"code": "print(0)", "tests": STDIN_TESTS})
     assert server.get("/health") == (200, {"status": "ok", "workers": 2, "running": 0, "aside": 0, "held": 0,
-                                           "queue": 0, "executors": server.get("/health")[1]["executors"]})
+                                           "parked": 0, "queue": 0,
+                                           "executors": server.get("/health")[1]["executors"]})
     assert server.get("/v1/ping") == (200, "pong")
     status, text = server.get("/metrics")
     assert status == 200
     lines = text.splitlines()
     assert 'pytest_apps_serve_requests_total{endpoint="/run_code",code="200"}' in text
     assert any(l.startswith('pytest_apps_serve_request_seconds{endpoint="/judge",quantile="0.99"}') for l in lines)
-    assert {"pytest_apps_serve_queue_length 0", "pytest_apps_serve_aside 0", "pytest_apps_serve_held 0"} <= set(lines)
+    assert {"pytest_apps_serve_queue_length 0", "pytest_apps_serve_aside 0", "pytest_apps_serve_held 0",
+            "pytest_apps_serve_parked 0", "pytest_apps_serve_parked_total 0"} <= set(lines)
     assert any(l.startswith('pytest_apps_serve_test_verdicts_total{verdict="wrong_answer"}') for l in lines)
     assert any(l.startswith('pytest_apps_serve_run_code_endings_total{ending="exited"}') for l in lines)
     for line in lines:  # every sample line is "name{labels} number"
@@ -405,6 +407,44 @@ def test_a_run_that_found_no_place_aside_steps_aside_when_one_frees():
     assert outs == ["a\n", "h\n", "s\n"]
     assert pool.stepped == 2  # the first at once, the second once the first had ended
     assert ends["short"] < ends["held"] - 1.0, ends  # it did not wait for the held run's end
+
+
+BURN_CPU = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\nprint('done')\n"
+
+
+def test_a_long_run_that_finds_the_places_taken_parks_the_oldest_and_passes_it():
+    """One worker, one place aside: a long program is aside when a second long one comes; the second parks
+    the first, takes its place, and ends first; the first then runs again and ends with its own verdict; a short
+    request behind them does not wait for the first."""
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=3), aside_after=0.2, aside_per_worker=1,
+                park_after=0.3)
+    probe = Executor(Limits(timeout=1))
+    try:
+        if "cgroup-per-test" not in probe.isolation():
+            pytest.skip("parking freezes the test's cgroup: none here (not root, no delegated cgroup)")
+    finally:
+        probe.close()
+    ends: dict[str, float] = {}
+
+    async def one(name: str, code: str, after: float, step_aside: bool = True):
+        await asyncio.sleep(after)
+        out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=step_aside)
+        ends[name] = time.monotonic()
+        return out
+
+    async def requests() -> list:
+        return await asyncio.gather(one("old", BURN_CPU.format(s=2.0), 0.0),
+                                    one("new", BURN_CPU.format(s=0.6), 1.0), one("short", "print('s')", 1.6, False))
+
+    try:
+        old, new, short = asyncio.run(requests())
+    finally:
+        pool.close()
+    assert pool.parks == 1 and pool.stepped == 2
+    assert (old.status, new.status, short.stdout) == ("exited", "exited", "s\n")
+    assert old.own_time < 2.5 and new.own_time < 1.0  # no verdict moved: own time as the programs spent it
+    assert ends["new"] < ends["old"]  # it passed the old one
+    assert ends["short"] < ends["old"]  # the worker was not held by either
 
 
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():

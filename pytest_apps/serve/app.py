@@ -176,7 +176,8 @@ async def judge(request: Request, server: Server) -> Response:
 async def health(request: Request, server: Server) -> Response:
     pool = server.pool
     state = {"status": "stopping" if pool.stopping.is_set() else "ok", "workers": pool.workers,
-             "running": pool.running, "aside": pool.aside, "held": pool.held(), "queue": pool.waiting,
+             "running": pool.running, "aside": pool.aside, "held": pool.held(),
+             "parked": pool.parked(), "queue": pool.waiting,
              "executors": pool.executors()}
     if request.url.path == "/v1/ping":
         return PlainTextResponse("pong", 503 if pool.stopping.is_set() else 200)
@@ -186,7 +187,8 @@ async def health(request: Request, server: Server) -> Response:
 async def metrics(request: Request, server: Server) -> Response:
     pool = server.pool
     text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults,
-                               aside=pool.aside, held=pool.held(), stepped=pool.stepped)
+                               aside=pool.aside, held=pool.held(), stepped=pool.stepped,
+                               parked=pool.parked(), parks=pool.parks)
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 

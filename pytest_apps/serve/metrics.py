@@ -60,9 +60,10 @@ class Metrics:
         return quantile(values, q)
 
     def text(self, queue: int, running: int, workers: int, faults: int, aside: int = 0, held: int = 0,
-             stepped: int = 0) -> str:
+             stepped: int = 0, parked: int = 0, parks: int = 0) -> str:
         """The exposition text; `aside`: the runs beside the workers now, `held`: the runs holding a worker while
-        they wait for a place there, `stepped`: the runs that ever stepped aside (serve/pool.py)."""
+        they wait for a place there, `stepped`: the runs that ever stepped aside, `parked`: the runs parked now to
+        give their place to newer ones, `parks`: the times one was (serve/pool.py)."""
         out: list[str] = []
 
         def family(name: str, kind: str, what: str, samples: Callable[[], Iterable[tuple[str, float]]]) -> None:
@@ -85,6 +86,9 @@ class Metrics:
         family("held", "gauge", "long runs holding a worker while every place beside the workers is taken",
                lambda: [("", held)])
         family("stepped_aside_total", "counter", "runs that stepped aside", lambda: [("", stepped)])
+        family("parked", "gauge", "long runs parked (frozen, their own time stopped) to give their place beside the "
+               "workers to newer ones", lambda: [("", parked)])
+        family("parked_total", "counter", "times a run aside was parked", lambda: [("", parks)])
 
         def latency() -> list[tuple[str, float]]:
             rows = []

@@ -1,8 +1,9 @@
 """The server's executors and its admission: at most `workers` requests run at once, each on a warm executor of its
 own (`executor.Executor`, one fork server each, started on first use and kept), in a thread of its own; others wait
-in a bounded queue, first come first served, each until its deadline. A single program's run still going after a
-second steps aside (up to four per worker at once; one that finds those places taken steps aside as soon as one
-frees), so that programs at their time limit hold no queue of short runs behind them.
+in a bounded queue, first come first served, each until its deadline. A single program's run still going after
+half a second steps aside (up to four per worker at once; one that finds those places taken parks the run there
+longest, or steps aside as soon as a place frees), so that programs at their time limit hold no queue of short
+runs behind them.
 
 A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
 retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
@@ -25,8 +26,9 @@ from ..executor import Executor, Limits
 from ..core.wording import counted
 
 T = TypeVar("T")
-ASIDE_AFTER = 1.0  # seconds after which a program's run still going steps aside (Pool.run)
+ASIDE_AFTER = 0.5  # seconds after which a program's run still going steps aside (Pool.run)
 ASIDE_PER_WORKER = 4  # runs that may step aside at once, per worker
+PARK_AFTER = 2.0  # seconds aside after which a run may be parked to give its place to a newer one (Pool.run)
 
 
 class Busy(Exception):
@@ -37,6 +39,20 @@ class Closing(Exception):
     """The server is stopping: the request was not started."""
 
 
+class _Run:
+    """A job that may step aside, as the pool sees it: its executor once it has one, and `done` once the job has
+    given it back (both under the pool's lock, so that no other job's test is ever parked); when it stepped
+    aside, and whether it is parked now (in the loop)."""
+
+    __slots__ = ("executor", "done", "aside_at", "parked")
+
+    def __init__(self) -> None:
+        self.executor: Executor | None = None
+        self.done = False
+        self.aside_at = 0.0
+        self.parked = False
+
+
 class Pool:
     """`workers` executors behind a queue of at most `queue` waiting requests, each waiting at most `wait` seconds.
 
@@ -44,22 +60,28 @@ class Pool:
     (the judge profile's modules), made with `limits` and kept warm for the next request that needs the same."""
 
     def __init__(self, workers: int, queue: int, wait: float, limits: Limits, aside_after: float = ASIDE_AFTER,
-                 aside_per_worker: int = ASIDE_PER_WORKER) -> None:
+                 aside_per_worker: int = ASIDE_PER_WORKER, park_after: float = PARK_AFTER) -> None:
         self.workers = workers
         self.queue = queue
         self.wait = wait
         self.limits = limits
         self.aside_after = aside_after
         self.aside_places = aside_per_worker * workers
+        self.park_after = park_after
         self.waiting = 0  # requests in the queue now
         self.running = 0
         self.aside = 0  # long runs that stepped aside (see run), running beside the `workers`
         self.stepped = 0  # runs that ever stepped aside
+        self.parks = 0  # times a run aside was parked for a newer one
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
         self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
         self._gate: asyncio.Semaphore | None = None
         self._stepping: deque[Callable[[], bool]] = deque()  # runs past `aside_after` that found no place aside
-        self._threads = ThreadPoolExecutor(max_workers=workers + self.aside_places, thread_name_prefix="apps-serve")
+        self._aside: list[_Run] = []  # the runs in the places aside, the longest there first
+        self._parked: deque[_Run] = deque()  # runs parked to give their place to a newer one, the oldest first
+        # (a thread for each worker, each place aside and each run parked: at most as many as the places)
+        self._threads = ThreadPoolExecutor(max_workers=workers + 2 * self.aside_places,
+                                           thread_name_prefix="apps-serve")
         self._lock = threading.Lock()
         self._idle: list[Executor] = []  # the most recently used last
         self._count = 0
@@ -73,27 +95,29 @@ class Pool:
         step aside and make the next start another, until the places beside the workers were full) gives its place
         to the next request in the queue and runs on beside the workers, up to `aside_per_worker` x `workers` such
         runs at once: programs at their time limit, or sleeping, then hold no queue of short runs behind them (a
-        trainer sends a completion's tests at once, so a program that times out on one often does on all). One that
-        finds those places taken keeps its place and steps aside as soon as one frees, the longest waiting first
-        (not at its end: held for the whole limit, every request behind it waited as long). Its verdict does not
-        change, since its limit counts its own time, not time spent waiting for a CPU. The executors made for such
-        runs are closed once they are no longer needed."""
-        gate, place = await self._admit(), [True]  # (whether this job still holds its place at the gate)
+        trainer sends a completion's tests at once, so a program that times out on one often does on all).
+        One that finds those places taken parks the run there longest and takes its place (`_park_oldest`), or
+        where none can be parked, keeps its worker and steps aside as soon as a place frees (not at its end:
+        held for the whole limit, every request behind it waited as long). The executors made for such runs are
+        closed once they are no longer needed."""
+        gate, place, me = await self._admit(), [True], _Run()  # (place: whether this job holds its place at the gate)
+        loop = asyncio.get_running_loop()
 
         def step() -> bool:
             if not place[0] or ended[0]:
                 return False
-            if self.aside >= self.aside_places:  # (it steps aside when a place frees: _aside_freed)
-                if step not in self._stepping:
+            if self.aside >= self.aside_places and not self._park_oldest(loop.time()):
+                if step not in self._stepping:  # (it steps aside when a place frees: _aside_freed)
                     self._stepping.append(step)
                 return False
             place[0] = False
             self.aside += 1
             self.stepped += 1
+            me.aside_at = loop.time()
+            self._aside.append(me)
             gate.release()
             return True
 
-        loop = asyncio.get_running_loop()
         timer: list[asyncio.TimerHandle] = []
         ended = [False]
 
@@ -105,7 +129,7 @@ class Pool:
             if self.stopping.is_set():
                 raise Closing("the server is stopping")
             return await loop.run_in_executor(self._threads, self._on_executor, job, preload,
-                                              lambda: loop.call_soon_threadsafe(arm))
+                                              lambda: loop.call_soon_threadsafe(arm), me)
         finally:
             ended[0] = True
             self.running -= 1
@@ -115,9 +139,12 @@ class Pool:
                 self._stepping.remove(step)
             if place[0]:
                 gate.release()
+            elif me.parked:  # (ended parked: its executor resumed it after the backstop, or it used no CPU)
+                self._parked.remove(me)
             else:
                 self.aside -= 1
-                self._aside_freed()
+                self._aside.remove(me)
+                self._aside_freed(loop.time())
 
     async def _admit(self) -> asyncio.Semaphore:
         """A place at the gate, once one is free (the gate, held); Busy when none is before the deadline or the
@@ -141,15 +168,55 @@ class Pool:
         self.running += 1
         return self._gate
 
-    def _aside_freed(self) -> None:
-        """A place beside the workers is free: the run that has waited longest for one takes it (in the loop)."""
-        while self._stepping and self.aside < self.aside_places:
-            if self._stepping.popleft()():
+    def _aside_freed(self, now: float) -> None:
+        """Places beside the workers are free (in the loop): a run that holds its worker while it waits for one takes
+        it first, the longest waiting first; then a parked run is resumed, the oldest first."""
+        while self.aside < self.aside_places:
+            if self._stepping:
+                self._stepping.popleft()()
+            elif self._parked:
+                run = self._parked.popleft()
+                with self._lock:
+                    if not run.done and run.executor is not None:
+                        run.executor.resume()
+                run.parked, run.aside_at = False, now
+                self.aside += 1
+                self._aside.append(run)
+            else:
                 return
 
-    def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...], ready: Callable[[], None]) -> T:
+    def _park_oldest(self, now: float) -> bool:
+        """Park the run that has been aside longest, if for `park_after` seconds or more, to free its place (in the
+        loop); whether one was. At most as many runs are parked as there are places; they go back to the places
+        as these free, the oldest first (`_aside_freed`).
+
+        Parking (the executor's `park`) freezes the test and stops its own time, so its verdict does not change.
+        The places are bounded so that each run there gets enough of the CPUs to reach its own-time limit well
+        within the wall-clock backstop; parking keeps that bound when the long runs ask for more CPU than the
+        machine has, and lets the new ones, most of which end within a few seconds, pass the ones there longest,
+        which most often run to their limit."""
+        if len(self._parked) >= self.aside_places:
+            return False
+        for run in self._aside:
+            if now - run.aside_at < self.park_after:
+                return False  # (the others came later)
+            with self._lock:  # (not given back: the test parked is this job's)
+                asked = not run.done and run.executor is not None and run.executor.park()
+            if asked:
+                self._aside.remove(run)
+                self._parked.append(run)
+                run.parked = True
+                self.aside -= 1
+                self.parks += 1
+                return True
+        return False
+
+    def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...], ready: Callable[[], None],
+                     me: _Run) -> T:
         executor = self._checkout(preload)
         executor.isolation()  # started and ready: a new executor's start is not the program's run
+        with self._lock:
+            me.executor = executor
         ready()
         before = executor.faults
         surplus = None
@@ -157,8 +224,9 @@ class Pool:
             return job(executor)
         finally:
             with self._lock:
+                me.done = True
                 self.faults += executor.faults - before
-                if self._count > self.workers + self.aside:  # (made while runs stood aside: not kept warm)
+                if self._count > self._in_use():  # (made while runs stood aside: not kept warm)
                     self._count -= 1
                     self._all.remove(executor)
                     surplus = executor
@@ -169,13 +237,13 @@ class Pool:
 
     def _checkout(self, preload: tuple[str, ...]) -> Executor:
         """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors (and as many
-        more as runs stepped aside), an idle one preloading other modules is stopped to make room (the gate lets at
+        more as runs stepped aside or parked), an idle one preloading other modules is stopped to make room (the gate lets at
         most that many jobs in, so one is idle)."""
         with self._lock:
             for i in range(len(self._idle) - 1, -1, -1):
                 if self._idle[i].preload == preload:
                     return self._idle.pop(i)
-            other = self._idle.pop(0) if self._count >= self.workers + self.aside and self._idle else None
+            other = self._idle.pop(0) if self._count >= self._in_use() and self._idle else None
             if other is None:
                 self._count += 1
             else:
@@ -186,9 +254,17 @@ class Pool:
             other.close()
         return executor
 
+    def _in_use(self) -> int:
+        """Executors the pool keeps: one per worker, per run aside and per run parked."""
+        return self.workers + self.aside + len(self._parked)
+
     def held(self) -> int:
         """Runs past `aside_after` that hold their worker because every place beside the workers is taken."""
         return len(self._stepping)
+
+    def parked(self) -> int:
+        """Runs parked to give their place beside the workers to a newer one."""
+        return len(self._parked)
 
     def executors(self) -> int:
         with self._lock:
@@ -198,6 +274,10 @@ class Pool:
         """Stop taking work, let running jobs end (they stop at their next test) for up to `grace` seconds, then
         stop every executor. Idempotent."""
         self.stopping.set()
+        with self._lock:  # (parked tests run again, to end by their own limits like the rest)
+            for run in list(self._parked):
+                if not run.done and run.executor is not None:
+                    run.executor.resume()
         done = threading.Event()
         waiter = threading.Thread(target=lambda: (self._threads.shutdown(wait=True, cancel_futures=True),
                                                   done.set()), daemon=True)
