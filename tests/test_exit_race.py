@@ -36,7 +36,7 @@ DRIVER = textwrap.dedent("""
     from _apps_executor.server import Server
 
     class ExitSeenFirst(Server):
-        def _wait(self, sp, clock, t0, lim, open_fds, probe):
+        def _wait(self, sp, clock, t0, lim, open_fds, probe, parking):
             # The kernel looked at the stdout pipe before the program wrote, and at the report pipe and the pidfd
             # after it had written and exited: the report is read, stdout is not.
             select.select([sp.pidfd], [], [], 10.0)

@@ -75,18 +75,20 @@ def test_park_and_resume_without_a_running_test_do_nothing(executor):
     assert executor.run_stdin(Program("print(1)"), "").stdout == "1\n"
 
 
-def test_a_parked_test_whose_client_goes_away_leaves_nothing_behind(executor):
+def parked_with_a_child(ex: Executor) -> tuple[str, threading.Thread]:
+    """A test that started a busy child, parked: (the marker in the child's command line, the run's thread)."""
     marker = f"parked-{os.getpid()}-{time.monotonic_ns()}"
     program = Program(f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', "
                       f"'import time\\nwhile 1: pass', '{marker}'])\n" + BURN.format(s=30))
-    thread = threading.Thread(target=lambda: executor.run_stdin(program, ""))
+    thread = threading.Thread(target=lambda: ex.run_stdin(program, ""))
     thread.start()
     time.sleep(0.6)
-    assert executor.park()
+    assert ex.park()
     time.sleep(0.3)
-    executor.close()  # its server sees the end of its pipe while the test is frozen
-    thread.join(30)
-    time.sleep(0.5)
+    return marker, thread
+
+
+def alive(marker: str) -> list[str]:
     left = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -95,4 +97,29 @@ def test_a_parked_test_whose_client_goes_away_leaves_nothing_behind(executor):
                     left.append(pid)
         except OSError:
             pass
-    assert left == []
+    return left
+
+
+def test_a_parked_test_whose_client_goes_away_leaves_nothing_behind(executor):
+    marker, thread = parked_with_a_child(executor)
+    executor.close()  # its server sees the end of its pipe while the test is frozen
+    thread.join(30)
+    time.sleep(0.5)
+    assert alive(marker) == []
+
+
+def test_a_parked_test_whose_server_is_killed_is_gone_once_another_server_starts(executor):
+    """A frozen process dies of SIGKILL only once thawed (cgroup v1): a server killed while its test was parked
+    cannot thaw it, and the next server's start empties the groups of servers that are gone (cgroups.py)."""
+    marker, thread = parked_with_a_child(executor)
+    os.kill(executor._server_pid(), 9)
+    thread.join(30)
+    other = Executor(Limits(timeout=1.0))
+    try:
+        assert "cgroup-per-test" in other.isolation()
+        deadline = time.monotonic() + 10
+        while alive(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert alive(marker) == []
+    finally:
+        other.close()

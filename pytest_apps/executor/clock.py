@@ -119,9 +119,11 @@ class OwnClock:
         self.pending = now - self.since if runnable else 0.0
         return runnable
 
-    def waited(self, tids: set[int], seconds: float) -> None:
-        """Tasks `tids` were kept off the CPUs for `seconds` by their server (parking.py), as runnable as when they
-        were last sampled: a wait for a CPU the kernel does not count, taken off as one."""
+    def waited(self, tids: set[int], seconds: float, now: float) -> None:
+        """Tasks `tids` were kept off the CPUs for `seconds` until `now` by their server (parking.py), as runnable as
+        when they were last sampled: a wait for a CPU the kernel does not count, taken off as one. A wait it may
+        not have counted yet (`pending`) begins at `now` at the earliest."""
+        self.previous = self.since = max(self.since, now)
         for tid in tids:
             waits = self.waits.get(tid)
             if waits is not None:

@@ -65,10 +65,11 @@ class Parking:
         """Thaw the test: the seconds it was parked (0 when it was not), each runnable task's as a wait."""
         if self.since is None:
             return 0.0
-        held = time.monotonic() - self.since  # (before the thaw: no time it may have run counts as held)
+        now = time.monotonic()
+        held = now - self.since  # (before the thaw: no time it may have run counts as held)
         self.since = None
         assert self.group is not None
         self.group.freeze(False)
-        self.clock.waited(self.tids, held)
+        self.clock.waited(self.tids, held, now)
         self.total += held
         return held
