@@ -264,6 +264,33 @@ def test_kill_of_an_empty_group_is_free_and_says_zero(pool):
     assert g.kill() == 0
 
 
+def test_freeze_holds_every_process_off_the_cpus_until_thawed_and_kill_still_ends_them(pool):
+    g = pool.take()
+    if not g.can_freeze():
+        pytest.skip("this cgroup v2 has no cgroup.freeze (Linux before 5.2)")
+
+    def body(w: int) -> None:
+        if os.fork() == 0:  # two busy processes
+            os.write(w, b"%d\n" % os.getpid())
+            burn(60)
+        burn(60)
+
+    helper, child = in_group(g, body, expect=2)
+    time.sleep(0.2)
+    g.freeze(True)
+    frozen_at = g.cpu_ns()
+    time.sleep(0.5)
+    assert g.cpu_ns() - frozen_at < 0.02e9  # nothing ran while frozen
+    g.freeze(False)
+    time.sleep(0.3)
+    assert g.cpu_ns() - frozen_at > 0.2e9  # both run again
+    g.freeze(True)
+    assert g.kill() == 2  # frozen, and still killed
+    reap(helper)
+    wait_empty(g)
+    assert gone(child)
+
+
 def test_reset_zeroes_the_counters(pool):
     g = pool.take()
 
