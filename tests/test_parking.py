@@ -70,6 +70,34 @@ def test_a_program_that_uses_no_cpu_is_not_parked(executor):
     assert out.status == "timeout" and out.own_time >= 1.0 and out.wall_time < 2.0
 
 
+def test_a_program_with_less_own_time_than_asked_is_not_parked_and_the_caller_is_told(executor):
+    answers: list[tuple[str, bool]] = []
+
+    def parker() -> None:
+        time.sleep(0.2)  # at most 0.2 s of its own time: under half its limit
+        assert executor.park(0.5, lambda parked: answers.append((threading.current_thread().name, parked)))
+        while not answers:
+            time.sleep(0.01)
+        assert executor.resume() is False  # (not parked)
+        while not answers[-1][1]:  # asked again until its own time has reached half its limit
+            time.sleep(0.1)
+            asked = len(answers)
+            if not executor.park(0.5, lambda parked: answers.append(("again", parked))):
+                return  # (it ended first)
+            while len(answers) == asked:
+                time.sleep(0.01)
+        time.sleep(0.5)
+        executor.resume()
+
+    thread = threading.Thread(target=parker)
+    thread.start()
+    out = executor.run_stdin(Program(BURN.format(s=0.9)), "")
+    thread.join()
+    assert answers[0] == (threading.current_thread().name, False)  # (told in the run's thread)
+    assert answers[-1] == ("again", True)
+    assert out.status == "exited" and out.own_time < 1.0 and out.wall_time > out.own_time + 0.4
+
+
 def test_park_and_resume_without_a_running_test_do_nothing(executor):
     assert executor.park() is False and executor.resume() is False
     assert executor.run_stdin(Program("print(1)"), "").stdout == "1\n"

@@ -412,11 +412,12 @@ def test_a_run_that_found_no_place_aside_steps_aside_when_one_frees():
 BURN_CPU = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\nprint('done')\n"
 
 
-def test_a_long_run_that_finds_the_places_taken_parks_the_oldest_and_passes_it():
-    """One worker, one place aside: a long program is aside when a second long one comes; the second parks
-    the first, takes its place, and ends first; the first then runs again and ends with its own verdict; a short
-    request behind them does not wait for the first."""
-    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=3), aside_after=0.2, aside_per_worker=1,
+def test_a_long_run_that_finds_the_places_taken_has_the_oldest_parked_and_passes_it():
+    """One worker, one place aside: a program at its time limit is aside when a second long one comes; once the
+    first has had three quarters of its limit, it is parked, and the second takes its place and ends first; the
+    first then runs again and times out as it would have; a short request behind them does not wait for the
+    first."""
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=2), aside_after=0.2, aside_per_worker=1,
                 park_after=0.3)
     probe = Executor(Limits(timeout=1))
     try:
@@ -433,16 +434,16 @@ def test_a_long_run_that_finds_the_places_taken_parks_the_oldest_and_passes_it()
         return out
 
     async def requests() -> list:
-        return await asyncio.gather(one("old", BURN_CPU.format(s=2.0), 0.0),
-                                    one("new", BURN_CPU.format(s=0.6), 1.0), one("short", "print('s')", 1.6, False))
+        return await asyncio.gather(one("old", "while True: pass", 0.0), one("new", BURN_CPU.format(s=1.5), 1.0),
+                                    one("short", "print('s')", 2.0, False))
 
     try:
         old, new, short = asyncio.run(requests())
     finally:
         pool.close()
     assert pool.parks == 1 and pool.stepped == 2
-    assert (old.status, new.status, short.stdout) == ("exited", "exited", "s\n")
-    assert old.own_time < 2.5 and new.own_time < 1.0  # no verdict moved: own time as the programs spent it
+    assert (old.status, new.status, short.stdout) == ("timeout", "exited", "s\n")
+    assert 2.0 <= old.own_time < 2.6 and new.own_time < 1.9  # no verdict moved: own time as the programs spent it
     assert ends["new"] < ends["old"]  # it passed the old one
     assert ends["short"] < ends["old"]  # the worker was not held by either
 

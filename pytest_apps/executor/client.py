@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 
@@ -201,13 +201,15 @@ class Executor:
             if not self._closed:
                 self._server.ask_speed()
 
-    def park(self) -> bool:
+    def park(self, min_share: float = 0.0, answer: Callable[[bool], None] | None = None) -> bool:
         """Ask the server to hold the test now running off the CPUs until `resume()` (parking.py): its own time
         does not count on meanwhile, and the server resumes it by itself after the wall-clock backstop. Callable
         from another thread than the run's (a server with more long runs than CPUs: serve/pool.py); whether it
-        was asked (a test was running, not parked). The server declines a test that uses no CPU, or where it
-        has no cgroup to freeze: that test runs on."""
-        return self._control.tell(self._server.proc, "park")
+        was asked (a test was running, not parked). The server declines a test with less own time than
+        `min_share` of its limit, one that uses no CPU, or where it has no cgroup to freeze: that test runs on.
+        `answer(parked)` is called, in the run's thread, once the server has said (False if the test ended
+        first)."""
+        return self._control.tell(self._server.proc, "park", min_share, answer)
 
     def resume(self) -> bool:
         """Let a parked test run again (see `park`); whether it was asked."""
@@ -311,9 +313,13 @@ class Executor:
             if left <= 0:
                 raise TimeoutError(f"executor server did not answer within {allowed:.1f} s")
             try:
-                return self._server.recv_frame(min(left, 1.0))
+                header, blobs = self._server.recv_frame(min(left, 1.0))
             except TimeoutError:
                 continue
+            if header.get("op") == "park":  # (the server's answer to a park, before the run's)
+                self._control.answered(bool(header.get("parked")))
+                continue
+            return header, blobs
 
     def _stats(self) -> dict:
         """Server counters (compiles, runs, pid); for tests and benchmarks."""
@@ -349,35 +355,47 @@ def _outcome_of(header: dict, stdout: bytes) -> Outcome:
 class RunControl:
     """What another thread may say to the server while a test runs (`Executor.park`, `resume`): the run's own frame
     and those words are sent under one lock, and only while the run goes, so that a word never reaches another
-    test. It keeps how long the test was parked, as this side saw it."""
+    test. It keeps how long the test was parked, as this side saw it, and whom to tell the server's answer."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running = False
-        self._since: float | None = None  # when the running test was parked
+        self._since: float | None = None  # when the running test was parked (asked to be)
         self._held = 0.0  # seconds it was parked before that
+        self._told: Callable[[bool], None] | None = None  # told whether the park asked for was made
 
     def send_run(self, proc: subprocess.Popen, req: dict, blobs: list[bytes]) -> None:
         with self._lock:
             _proto.send_frame(proc.stdin.fileno(), req, blobs)
-            self._running, self._since, self._held = True, None, 0.0
+            self._running, self._since, self._held, self._told = True, None, 0.0, None
 
     def ended(self) -> None:
         with self._lock:
             self._running = False
+        self.answered(False)  # (a park the server did not answer: the test had ended)
 
-    def tell(self, proc: subprocess.Popen | None, op: str) -> bool:
+    def answered(self, parked: bool) -> None:
+        """The server's answer to the park asked for."""
+        with self._lock:
+            answer, self._told = self._told, None
+            if not parked:
+                self._since = None
+        if answer is not None:
+            answer(parked)
+
+    def tell(self, proc: subprocess.Popen | None, op: str, min_share: float = 0.0,
+             answer: Callable[[bool], None] | None = None) -> bool:
         """Send "park" or "resume" if a test runs and it is not parked / is parked; whether it was sent."""
         with self._lock:
             if not self._running or proc is None or (op == "park") == (self._since is not None):
                 return False
             try:
-                _proto.send_frame(proc.stdin.fileno(), {"op": op})
+                _proto.send_frame(proc.stdin.fileno(), {"op": op, "min_share": min_share})
             except (OSError, ValueError):  # (the server is gone: the run's answer says so)
                 return False
             now = time.monotonic()
             if op == "park":
-                self._since = now
+                self._since, self._told = now, answer
             else:
                 self._held += now - (self._since or now)
                 self._since = None

@@ -8,7 +8,9 @@ for a CPU: not the program's own time (clock.py), as if the machine had given it
 program's verdict is the same parked or not.
 
 A test none of whose tasks is runnable (it sleeps, or waits on a pipe) is not parked: it uses no CPU, and frozen,
-the time it would have slept on would pass uncounted. Nor is one without a cgroup that can freeze (parking is
+the time it would have slept on would pass uncounted. Nor is one with less own time than its client asks for (a
+server parks the runs nearest their limit, most of which time out, not those about to end). The client is told
+whether the test was parked. Nor is one without a cgroup that can freeze (parking is
 then declined, and the test runs on). A test is never parked longer than its wall-clock backstop: it is resumed
 then whatever its client said, and the backstop moves on by the time it was parked, so a parked test is stopped by
 its own limits only.
@@ -27,11 +29,13 @@ from .clock import OwnClock
 class Parking:
     """One test's parking: `park()` and `resume()` as its client asks, `parked` while frozen, `total` seconds."""
 
-    __slots__ = ("group", "clock", "since", "tids", "total", "count")
+    __slots__ = ("group", "clock", "t0", "limit", "since", "tids", "total", "count")
 
-    def __init__(self, group: Group | None, clock: OwnClock) -> None:
+    def __init__(self, group: Group | None, clock: OwnClock, t0: float, limit: float) -> None:
         self.group = group
         self.clock = clock
+        self.t0 = t0  # when the test was handed over
+        self.limit = limit  # its time limit (seconds of its own time)
         self.since: float | None = None  # when it was frozen
         self.tids: set[int] = set()  # its tasks then runnable
         self.total = 0.0
@@ -45,12 +49,13 @@ class Parking:
         """For the run's answer: the seconds it was parked and how many times (nothing when it never was)."""
         return {"parked": self.total, "parked_times": self.count} if self.count else {}
 
-    def park(self, now: float) -> bool:
-        """Freeze the test if it can be and uses a CPU (sampled at `now`); whether it was."""
+    def park(self, now: float, min_share: float = 0.0) -> bool:
+        """Freeze the test if it can be, uses a CPU and has had `min_share` of its limit in own time or more
+        (sampled at `now`); whether it was."""
         if self.since is not None or self.group is None or not self.group.can_freeze():
             return False
         runnable = self.clock.sample(now)
-        if not runnable:
+        if not runnable or self.clock.settled(now - self.t0) < min_share * self.limit:
             return False
         try:
             self.group.freeze(True)

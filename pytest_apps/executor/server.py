@@ -340,7 +340,7 @@ class Server:
         rep = bytearray()
         open_fds = {sp.out_r: out, sp.err_r: err, sp.rep_r: rep}
         probe = Probe()
-        parking = Parking(group, clock)
+        parking = Parking(group, clock, t0, lim["timeout"])
         try:
             stopped, exited = self._wait(sp, clock, t0, lim, open_fds, probe, parking)
         finally:
@@ -425,7 +425,7 @@ class Server:
             wait_ms = max(1, int((min(next_sample, own_deadline, backstop) - now) * 1000) + 1)
             ready = poller.poll(wait_ms if pidfd is not None else min(wait_ms, 10))
             if any(fd == self.rfd for fd, _ev in ready):  # a word from our client, or it went away
-                held = client_words(self.rfd, sp, parking, lim["timeout"] * lim["backstop"])
+                held = client_words(self.rfd, self.wfd, sp, parking, lim["timeout"] * lim["backstop"])
                 backstop, next_sample = backstop + held, next_sample + held
                 ready = [(fd, ev) for fd, ev in ready if fd != self.rfd]
             exited = read_ready(ready, poller, open_fds, sp, self.rfd) or exited
@@ -567,10 +567,10 @@ def kill_pgroup(pid: int) -> None:
         pass
 
 
-def client_words(rfd: int, sp: Spare, parking: Parking, longest: float) -> float:
-    """The client's frames on `rfd` while a test runs: "park" freezes the test (parking.py) until "resume", or for
-    `longest` seconds at most; the seconds it was parked. EOFError when the client went away (the test is
-    killed)."""
+def client_words(rfd: int, wfd: int, sp: Spare, parking: Parking, longest: float) -> float:
+    """The client's frames on `rfd` while a test runs: "park" (answered on `wfd`: whether it was parked) freezes the
+    test (parking.py) until "resume", or for `longest` seconds at most; the seconds it was parked. EOFError when
+    the client went away (the test is killed)."""
     watch, until = select.poll(), 0.0
     watch.register(rfd, select.POLLIN)
     if sp.pidfd is not None:
@@ -592,7 +592,9 @@ def client_words(rfd: int, sp: Spare, parking: Parking, longest: float) -> float
         if op == "resume" or (op != "park" and not parking.parked):
             return parking.resume()
         if op == "park" and not parking.parked:
-            if not parking.park(time.monotonic()):
+            parked = parking.park(time.monotonic(), float(req.get("min_share") or 0.0))
+            send_frame(wfd, {"op": "park", "parked": parked})
+            if not parked:
                 return 0.0
             until = time.monotonic() + longest
 

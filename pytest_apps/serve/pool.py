@@ -29,6 +29,8 @@ T = TypeVar("T")
 ASIDE_AFTER = 0.5  # seconds after which a program's run still going steps aside (Pool.run)
 ASIDE_PER_WORKER = 4  # runs that may step aside at once, per worker
 PARK_AFTER = 2.0  # seconds aside after which a run may be parked to give its place to a newer one (Pool.run)
+PARK_FROM = 0.75  # the share of its time limit a run's own time has reached before it is parked
+DECLINED_WAIT = 0.5  # seconds before a run that was not parked is asked again
 
 
 class Busy(Exception):
@@ -44,13 +46,14 @@ class _Run:
     given it back (both under the pool's lock, so that no other job's test is ever parked); when it stepped
     aside, and whether it is parked now (in the loop)."""
 
-    __slots__ = ("executor", "done", "aside_at", "parked")
+    __slots__ = ("executor", "done", "aside_at", "parked", "declined_until")
 
     def __init__(self) -> None:
         self.executor: Executor | None = None
         self.done = False
         self.aside_at = 0.0
         self.parked = False
+        self.declined_until = 0.0  # its executor did not park it: not asked again before then
 
 
 class Pool:
@@ -79,6 +82,8 @@ class Pool:
         self._stepping: deque[Callable[[], bool]] = deque()  # runs past `aside_after` that found no place aside
         self._aside: list[_Run] = []  # the runs in the places aside, the longest there first
         self._parked: deque[_Run] = deque()  # runs parked to give their place to a newer one, the oldest first
+        self._asking: _Run | None = None  # the run asked to be parked, until its executor answers
+        self._retry: asyncio.TimerHandle | None = None  # the next time one is asked (_ask_to_park)
         # (a thread for each worker, each place aside and each run parked: at most as many as the places)
         self._threads = ThreadPoolExecutor(max_workers=workers + 2 * self.aside_places,
                                            thread_name_prefix="apps-serve")
@@ -96,8 +101,8 @@ class Pool:
         to the next request in the queue and runs on beside the workers, up to `aside_per_worker` x `workers` such
         runs at once: programs at their time limit, or sleeping, then hold no queue of short runs behind them (a
         trainer sends a completion's tests at once, so a program that times out on one often does on all).
-        One that finds those places taken parks the run there longest and takes its place (`_park_oldest`), or
-        where none can be parked, keeps its worker and steps aside as soon as a place frees (not at its end:
+        One that finds those places taken keeps its worker until a place frees, and has the run there longest
+        parked to free one (`_ask_to_park`); it steps aside as soon as a place frees (not at its end:
         held for the whole limit, every request behind it waited as long). The executors made for such runs are
         closed once they are no longer needed."""
         gate, place, me = await self._admit(), [True], _Run()  # (place: whether this job holds its place at the gate)
@@ -106,9 +111,10 @@ class Pool:
         def step() -> bool:
             if not place[0] or ended[0]:
                 return False
-            if self.aside >= self.aside_places and not self._park_oldest(loop.time()):
+            if self.aside >= self.aside_places:
                 if step not in self._stepping:  # (it steps aside when a place frees: _aside_freed)
                     self._stepping.append(step)
+                self._ask_to_park(loop)
                 return False
             place[0] = False
             self.aside += 1
@@ -185,31 +191,58 @@ class Pool:
             else:
                 return
 
-    def _park_oldest(self, now: float) -> bool:
-        """Park the run that has been aside longest, if for `park_after` seconds or more, to free its place (in the
-        loop); whether one was. At most as many runs are parked as there are places; they go back to the places
-        as these free, the oldest first (`_aside_freed`).
+    def _ask_to_park(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Ask the executor of the run aside longest (for `park_after` seconds or more) to park it, so that a run
+        waiting for a place takes its place once it is parked (`_park_answered`, in the loop). At most as many runs
+        are parked as there are places, and one is asked at a time; they go back to the places as these free, the
+        oldest first (`_aside_freed`).
 
-        Parking (the executor's `park`) freezes the test and stops its own time, so its verdict does not change.
-        The places are bounded so that each run there gets enough of the CPUs to reach its own-time limit well
-        within the wall-clock backstop; parking keeps that bound when the long runs ask for more CPU than the
-        machine has, and lets the new ones, most of which end within a few seconds, pass the ones there longest,
-        which most often run to their limit."""
-        if len(self._parked) >= self.aside_places:
-            return False
+        Parking (the executor's `park`) freezes the test and stops its own time, so its verdict does not change;
+        the executor parks only a test whose own time has reached `PARK_FROM` of its limit, most of which time
+        out, not those about to end. The places are bounded so that each run there gets enough of the CPUs to
+        reach its own-time limit well within the wall-clock backstop; parking keeps that bound when the long runs
+        ask for more CPU than the machine has, and the new runs, most of which end within a few seconds, pass
+        the ones at their limit."""
+        now = loop.time()
+        if self._asking is not None or len(self._parked) >= self.aside_places:
+            return
         for run in self._aside:
             if now - run.aside_at < self.park_after:
-                return False  # (the others came later)
+                break  # (the others came later)
+            if now < run.declined_until:
+                continue
+
+            def answered(parked: bool, run: _Run = run) -> None:  # (in the run's thread)
+                loop.call_soon_threadsafe(self._park_answered, loop, run, parked)
+
             with self._lock:  # (not given back: the test parked is this job's)
-                asked = not run.done and run.executor is not None and run.executor.park()
+                asked = not run.done and run.executor is not None and run.executor.park(PARK_FROM, answered)
             if asked:
-                self._aside.remove(run)
-                self._parked.append(run)
-                run.parked = True
-                self.aside -= 1
-                self.parks += 1
-                return True
-        return False
+                self._asking = run
+                return
+        if self._retry is None:  # (none to ask now: asked again in a moment, while a run waits for a place)
+            self._retry = loop.call_later(DECLINED_WAIT, self._ask_again, loop)
+
+    def _ask_again(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._retry = None
+        if self._stepping:
+            self._ask_to_park(loop)
+
+    def _park_answered(self, loop: asyncio.AbstractEventLoop, run: _Run, parked: bool) -> None:
+        """The executor's answer for `run` (in the loop): parked, its place goes to a run waiting for one; not, the
+        next run aside is asked."""
+        self._asking = None
+        if parked and run in self._aside:
+            self._aside.remove(run)
+            self._parked.append(run)
+            run.parked = True
+            self.aside -= 1
+            self.parks += 1
+            self._aside_freed(loop.time())
+            return
+        run.declined_until = loop.time() + DECLINED_WAIT
+        if self._stepping:
+            self._ask_to_park(loop)
 
     def _on_executor(self, job: Callable[[Executor], T], preload: tuple[str, ...], ready: Callable[[], None],
                      me: _Run) -> T:
