@@ -1,19 +1,18 @@
 """Parking: a running test held off the CPUs for a while at its client's request, its own time not counting on.
 
 A sandbox server with more programs at their time limits than its CPUs can serve (serve/pool.py) parks the one
-furthest along, so that the CPUs go to the runs behind it, and resumes it when the others leave room. Parking
+there longest, so that the CPUs go to the runs behind it, and resumes it when the others leave room. Parking
 freezes the test's cgroup: none of its processes runs or forks until it is thawed, and each stays killable. The
 time it was frozen then counts, for each task that was running or waiting for a CPU when it was frozen, as a wait
 for a CPU: not the program's own time (clock.py), as if the machine had given its CPUs to other work. So a
 program's verdict is the same parked or not.
 
 A test none of whose tasks is runnable (it sleeps, or waits on a pipe) is not parked: it uses no CPU, and frozen,
-the time it would have slept on would pass uncounted. Nor is one with less own time than its client asks for (a
-server parks the runs nearest their limit, most of which time out, not those about to end). The client is told
-whether the test was parked. Nor is one without a cgroup that can freeze (parking is
-then declined, and the test runs on). A test is never parked longer than its wall-clock backstop: it is resumed
-then whatever its client said, and the backstop moves on by the time it was parked, so a parked test is stopped by
-its own limits only.
+the time it would have slept on would pass uncounted. Nor is one with less own time than the share of its limit
+its client asks for (a server parks the runs nearest their limit, most of which time out, not those about to
+end), nor one without a cgroup that can freeze. Such a test runs on; the client is told whether the test was
+parked. A test is never parked longer than its wall-clock backstop: it is resumed then whatever its client said,
+and the backstop moves on by the time it was parked, so a parked test is stopped by its own limits only.
 
 Standard library only: the server imports this as part of its private package.
 """

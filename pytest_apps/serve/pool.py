@@ -1,9 +1,9 @@
 """The server's executors and its admission: at most `workers` requests run at once, each on a warm executor of its
 own (`executor.Executor`, one fork server each, started on first use and kept), in a thread of its own; others wait
 in a bounded queue, first come first served, each until its deadline. A single program's run still going after
-half a second steps aside (up to four per worker at once; one that finds those places taken parks the run there
-longest, or steps aside as soon as a place frees), so that programs at their time limit hold no queue of short
-runs behind them.
+half a second steps aside (up to four per worker at once; one that finds those places taken steps aside as soon as
+one frees, and has the run there longest parked to free one once that run is near its time limit), so that
+programs at their time limit hold no queue of short runs behind them.
 
 A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
 retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
