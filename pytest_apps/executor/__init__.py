@@ -12,8 +12,9 @@ clock, output bytes; its own time from `clock.py`), kills its whole process grou
 (`reaper.py`; where the machine allows, a cgroup of its own per test, made ahead of time by `cgroups.py`, counts the
 CPU of the whole tree and kills it at once), and sends back plain data (framed by `protocol.py`; how the run ended, `ending.py`) that becomes an
 `Outcome`. A running test can be parked by its client: frozen, its own time stopped (`parking.py`, for a server
-with more long runs than CPUs). `machine.py` measures how fast this machine runs Python (for the reports and the time scale); `speed.py`, a
-calibrated probe of its current speed, so the time limit means seconds on this machine when quiet.
+with more long runs than CPUs). `machine.py` measures how fast this machine runs Python (for the reports and the
+time scale); `speed.py`, a calibrated probe of its current speed, so the time limit means seconds on this machine
+when quiet.
 
 This package imports only `core` (the `Outcome` it returns). The server's modules import nothing beyond the
 standard library and each other: `serve.py` loads them as a private package, so that nothing named

@@ -44,15 +44,14 @@ class Closing(Exception):
 class _Run:
     """A job that may step aside, as the pool sees it: its executor once it has one, and `done` once the job has
     given it back (both under the pool's lock, so that no other job's test is ever parked); when it stepped
-    aside, and whether it is parked now (in the loop)."""
+    aside (in the loop)."""
 
-    __slots__ = ("executor", "done", "aside_at", "parked", "declined_until")
+    __slots__ = ("executor", "done", "aside_at", "declined_until")
 
     def __init__(self) -> None:
         self.executor: Executor | None = None
         self.done = False
         self.aside_at = 0.0
-        self.parked = False
         self.declined_until = 0.0  # its executor did not park it: not asked again before then
 
 
@@ -73,7 +72,6 @@ class Pool:
         self.park_after = park_after
         self.waiting = 0  # requests in the queue now
         self.running = 0
-        self.aside = 0  # long runs that stepped aside (see run), running beside the `workers`
         self.stepped = 0  # runs that ever stepped aside
         self.parks = 0  # times a run aside was parked for a newer one
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
@@ -117,7 +115,6 @@ class Pool:
                 self._ask_to_park(loop)
                 return False
             place[0] = False
-            self.aside += 1
             self.stepped += 1
             me.aside_at = loop.time()
             self._aside.append(me)
@@ -145,10 +142,9 @@ class Pool:
                 self._stepping.remove(step)
             if place[0]:
                 gate.release()
-            elif me.parked:  # (ended parked: its executor resumed it after the backstop, or it used no CPU)
+            elif me in self._parked:  # (ended parked: its executor resumed it after the backstop, or it used no CPU)
                 self._parked.remove(me)
             else:
-                self.aside -= 1
                 self._aside.remove(me)
                 self._aside_freed(loop.time())
 
@@ -185,8 +181,7 @@ class Pool:
                 with self._lock:
                     if not run.done and run.executor is not None:
                         run.executor.resume()
-                run.parked, run.aside_at = False, now
-                self.aside += 1
+                run.aside_at = now
                 self._aside.append(run)
             else:
                 return
@@ -235,8 +230,6 @@ class Pool:
         if parked and run in self._aside:
             self._aside.remove(run)
             self._parked.append(run)
-            run.parked = True
-            self.aside -= 1
             self.parks += 1
             self._aside_freed(loop.time())
             return
@@ -270,8 +263,8 @@ class Pool:
 
     def _checkout(self, preload: tuple[str, ...]) -> Executor:
         """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors (and as many
-        more as runs stepped aside or parked), an idle one preloading other modules is stopped to make room (the gate lets at
-        most that many jobs in, so one is idle)."""
+        more as runs stepped aside or parked), an idle one preloading other modules is stopped to make room (the
+        gate lets at most that many jobs in, so one is idle)."""
         with self._lock:
             for i in range(len(self._idle) - 1, -1, -1):
                 if self._idle[i].preload == preload:
@@ -286,6 +279,11 @@ class Pool:
         if other is not None:
             other.close()
         return executor
+
+    @property
+    def aside(self) -> int:
+        """Long runs that stepped aside (see run), running beside the `workers` now."""
+        return len(self._aside)
 
     def _in_use(self) -> int:
         """Executors the pool keeps: one per worker, per run aside and per run parked."""
