@@ -138,8 +138,24 @@ class Watch(threading.Thread):
         held = sum(s.get("held", 0) > 0 for _, s in self.samples) * self.every  # (the server's own count)
         return (f"the pool during the per-test requests ({len(aside)} samples): runs aside at most "
                 f"{max(aside, default=0)} of {aside_cap} places, at the cap for {at_cap:.1f} s, a worker held by a "
-                f"run waiting for a place for {held:.1f} s; queue at most "
-                f"{max((s.get('queue', 0) for _, s in self.samples), default=0)}")
+                f"run waiting for a place for {held:.1f} s; parked at most "
+                f"{max((s.get('parked', 0) for _, s in self.samples), default=0)}; queue at most "
+                f"{max((s.get('queue', 0) for _, s in self.samples), default=0)}; {self.starts()}")
+
+    def starts(self) -> str:
+        """The server's count of executors started so far, while a request waited for one and in standby."""
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        try:
+            conn.request("GET", "/metrics")
+            lines = conn.getresponse().read().decode().splitlines()
+        except (OSError, http.client.HTTPException) as e:
+            return f"executor starts unknown ({e})"
+        finally:
+            conn.close()
+        found = {l.split("when=")[1].split('"')[1]: l.rsplit(" ", 1)[1] for l in lines
+                 if l.startswith("pytest_apps_serve_executor_starts_total{")}
+        return (f"executors started while a request waited {found.get('request', '?')}, in standby "
+                f"{found.get('standby', '?')}")
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -272,6 +288,7 @@ def main() -> None:
     parser.add_argument("--trace", type=Path, help="write the per-test phase here: the server's /health every 0.2 s "
                         "and each request's start, latency and own time, a JSON line each")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # (the server below is stopped on the way out)
     items = work(shared(), args.max_tests, args.programs)
     tests = sum(len(io["inputs"]) for _, io, _ in items)
     print(f"{len(items)} programs, {tests} tests; {args.clients} clients, {args.workers} workers")

@@ -188,6 +188,9 @@ def test_health_and_prometheus_metrics(server):
     assert any(l.startswith('pytest_apps_serve_request_seconds{endpoint="/judge",quantile="0.99"}') for l in lines)
     assert {"pytest_apps_serve_queue_length 0", "pytest_apps_serve_aside 0", "pytest_apps_serve_held 0",
             "pytest_apps_serve_parked 0", "pytest_apps_serve_parked_total 0"} <= set(lines)
+    starts = {l.split(" ")[0]: float(l.split(" ")[1]) for l in lines if l.startswith("pytest_apps_serve_executor_st")}
+    assert starts['pytest_apps_serve_executor_starts_total{when="request"}'] >= 1  # (the first request's)
+    assert 'pytest_apps_serve_executor_starts_total{when="standby"}' in starts
     assert any(l.startswith('pytest_apps_serve_test_verdicts_total{verdict="wrong_answer"}') for l in lines)
     assert any(l.startswith('pytest_apps_serve_run_code_endings_total{ending="exited"}') for l in lines)
     for line in lines:  # every sample line is "name{labels} number"
@@ -407,6 +410,72 @@ def test_a_run_that_found_no_place_aside_steps_aside_when_one_frees():
     assert outs == ["a\n", "h\n", "s\n"]
     assert pool.stepped == 2  # the first at once, the second once the first had ended
     assert ends["short"] < ends["held"] - 1.0, ends  # it did not wait for the held run's end
+
+
+def test_a_run_that_steps_aside_leaves_an_executor_started_for_the_request_behind_it():
+    """The run aside keeps its executor; one kept started in standby lets the next request in to the worker at once,
+    rather than that request starting one while it waits (under load most of a second each: a burst of long runs,
+    each waiting for a start in turn, stopped every request behind them for seconds)."""
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=10), aside_after=0.2)
+
+    async def requests() -> tuple:
+        long = asyncio.ensure_future(pool.run(
+            lambda ex: ex.run_stdin(Program("import time\ntime.sleep(3)\nprint('l')"), ""), step_aside=True))
+        deadline = time.monotonic() + 30
+        while (pool.stepped == 0 or pool.standby_starts == 0) and time.monotonic() < deadline and not long.done():
+            await asyncio.sleep(0.02)
+        assert pool.stepped == 1 and not long.done()
+        short = await pool.run(lambda ex: ex.run_stdin(Program("print('s')"), ""), step_aside=True)
+        return await long, short
+
+    try:
+        long, short = asyncio.run(requests())
+        deadline = time.monotonic() + 30
+        while pool.executors() != 2 and time.monotonic() < deadline:  # (a standby may still be starting)
+            time.sleep(0.05)
+        kept = pool.executors()
+    finally:
+        pool.close()
+    assert (long.stdout, short.stdout) == ("l\n", "s\n")
+    assert pool.cold_starts == 1 and pool.standby_starts >= 1  # the first request's; the short one found one started
+    assert kept == 2  # one for the worker, one in standby (no run aside any more)
+
+
+def test_closing_while_an_executor_starts_in_standby_leaves_no_process():
+    """A standby executor still starting when the pool closes is closed once up, never kept: no process of it
+    outlives the pool."""
+    def executors_here() -> set[int]:
+        found = set()
+        for pid in descendants(os.getpid()):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"pytest_apps/executor/serve.py" in f.read():
+                        found.add(pid)
+            except OSError:
+                pass
+        return found
+
+    before = executors_here()  # (a module's server may have its own)
+    pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=10), aside_after=0.1)
+
+    async def requests() -> None:
+        long = asyncio.ensure_future(pool.run(
+            lambda ex: ex.run_stdin(Program("import time\ntime.sleep(20)"), ""), step_aside=True))
+        deadline = time.monotonic() + 30
+        while pool.stepped == 0 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(pool.close, 0.2)  # (the standby is starting now)
+        try:
+            await long
+        except Exception:  # noqa: BLE001 - its executor was stopped under it; what it says is not the point
+            pass
+
+    asyncio.run(requests())
+    assert pool.stepped == 1
+    deadline = time.monotonic() + 10
+    while executors_here() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not executors_here() - before
 
 
 BURN_CPU = "import time\nt = time.process_time()\nwhile time.process_time() - t < {s}: pass\nprint('done')\n"

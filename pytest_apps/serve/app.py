@@ -188,7 +188,8 @@ async def metrics(request: Request, server: Server) -> Response:
     pool = server.pool
     text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults,
                                aside=pool.aside, held=pool.held(), stepped=pool.stepped,
-                               parked=pool.parked(), parks=pool.parks)
+                               parked=pool.parked(), parks=pool.parks,
+                               starts=(pool.cold_starts, pool.standby_starts))
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 

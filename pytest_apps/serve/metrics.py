@@ -60,10 +60,11 @@ class Metrics:
         return quantile(values, q)
 
     def text(self, queue: int, running: int, workers: int, faults: int, aside: int = 0, held: int = 0,
-             stepped: int = 0, parked: int = 0, parks: int = 0) -> str:
+             stepped: int = 0, parked: int = 0, parks: int = 0, starts: tuple[int, int] = (0, 0)) -> str:
         """The exposition text; `aside`: the runs beside the workers now, `held`: the runs holding a worker while
         they wait for a place there, `stepped`: the runs that ever stepped aside, `parked`: the runs parked now to
-        give their place to newer ones, `parks`: the times one was (serve/pool.py)."""
+        give their place to newer ones, `parks`: the times one was, `starts`: the executors started while a request
+        waited for one, and ahead of the requests (serve/pool.py)."""
         out: list[str] = []
 
         def family(name: str, kind: str, what: str, samples: Callable[[], Iterable[tuple[str, float]]]) -> None:
@@ -89,6 +90,8 @@ class Metrics:
         family("parked", "gauge", "long runs parked (frozen, their own time stopped) to give their place beside the "
                "workers to newer ones", lambda: [("", parked)])
         family("parked_total", "counter", "times a run aside was parked", lambda: [("", parks)])
+        family("executor_starts_total", "counter", "executors started while a request waited for one, or in standby "
+               "ahead of it", lambda: [(_labels(when="request"), starts[0]), (_labels(when="standby"), starts[1])])
 
         def latency() -> list[tuple[str, float]]:
             rows = []

@@ -3,7 +3,10 @@ own (`executor.Executor`, one fork server each, started on first use and kept), 
 in a bounded queue, first come first served, each until its deadline. A single program's run still going after
 half a second steps aside (up to four per worker at once; one that finds those places taken steps aside as soon as
 one frees, and has the run there longest parked to free one once that run is near its time limit), so that
-programs at their time limit hold no queue of short runs behind them.
+programs at their time limit hold no queue of short runs behind them. The run aside keeps its executor, so the
+worker needs another at once: the pool keeps executors started in standby, off the requests' path (on a machine
+whose CPUs the runs aside keep busy, an executor's start takes most of a second, and a burst of long runs, each
+waiting for one in turn, stopped the gate for seconds).
 
 A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
 retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
@@ -31,6 +34,7 @@ ASIDE_PER_WORKER = 4  # runs that may step aside at once, per worker
 PARK_AFTER = 2.0  # seconds aside after which a run may be parked to give its place to a newer one (Pool.run)
 PARK_FROM = 0.75  # the share of its time limit a run's own time has reached before it is parked
 DECLINED_WAIT = 0.5  # seconds before a run that was not parked is asked again
+STANDBY_PER_WORKER = 1  # executors kept started, beyond those in use, for the workers that runs aside leave
 
 
 class Busy(Exception):
@@ -59,10 +63,13 @@ class Pool:
     """`workers` executors behind a queue of at most `queue` waiting requests, each waiting at most `wait` seconds.
 
     `run(job, preload)` calls ``job(executor)`` in a worker thread with an executor whose zygote preloads `preload`
-    (the judge profile's modules), made with `limits` and kept warm for the next request that needs the same."""
+    (the judge profile's modules), made with `limits` and kept warm for the next request that needs the same. The
+    pool keeps one executor per worker, per run aside and per run parked, and `standby_per_worker` x `workers`
+    more, started in the background as executors are taken (`_top_up`)."""
 
     def __init__(self, workers: int, queue: int, wait: float, limits: Limits, aside_after: float = ASIDE_AFTER,
-                 aside_per_worker: int = ASIDE_PER_WORKER, park_after: float = PARK_AFTER) -> None:
+                 aside_per_worker: int = ASIDE_PER_WORKER, park_after: float = PARK_AFTER,
+                 standby_per_worker: int = STANDBY_PER_WORKER) -> None:
         self.workers = workers
         self.queue = queue
         self.wait = wait
@@ -70,11 +77,14 @@ class Pool:
         self.aside_after = aside_after
         self.aside_places = aside_per_worker * workers
         self.park_after = park_after
+        self.standby = standby_per_worker * workers
         self.waiting = 0  # requests in the queue now
         self.running = 0
         self.stepped = 0  # runs that ever stepped aside
         self.parks = 0  # times a run aside was parked for a newer one
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
+        self.cold_starts = 0  # executors started while a request waited for one
+        self.standby_starts = 0  # executors started ahead of the request that will use them
         self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
         self._gate: asyncio.Semaphore | None = None
         self._stepping: deque[Callable[[], bool]] = deque()  # runs past `aside_after` that found no place aside
@@ -85,6 +95,8 @@ class Pool:
         # (a thread for each worker, each place aside and each run parked: at most as many as the places)
         self._threads = ThreadPoolExecutor(max_workers=workers + 2 * self.aside_places,
                                            thread_name_prefix="apps-serve")
+        self._starter = ThreadPoolExecutor(max_workers=max(1, self.standby), thread_name_prefix="apps-serve-start")
+        self._starting = 0  # standby executors being started (counted in _count)
         self._lock = threading.Lock()
         self._idle: list[Executor] = []  # the most recently used last
         self._count = 0
@@ -118,6 +130,7 @@ class Pool:
             self.stepped += 1
             me.aside_at = loop.time()
             self._aside.append(me)
+            self._top_up(preload)
             gate.release()
             return True
 
@@ -243,6 +256,7 @@ class Pool:
         executor.isolation()  # started and ready: a new executor's start is not the program's run
         with self._lock:
             me.executor = executor
+        self._top_up(preload)
         ready()
         before = executor.faults
         surplus = None
@@ -252,7 +266,8 @@ class Pool:
             with self._lock:
                 me.done = True
                 self.faults += executor.faults - before
-                if self._count > self._in_use():  # (made while runs stood aside: not kept warm)
+                # (beyond those kept once this job's place aside is given back: made while runs stood aside)
+                if self._count > self._kept() - (1 if me.aside_at else 0):
                     self._count -= 1
                     self._all.remove(executor)
                     surplus = executor
@@ -262,14 +277,15 @@ class Pool:
                 threading.Thread(target=surplus.close, name="apps-serve-close", daemon=True).start()
 
     def _checkout(self, preload: tuple[str, ...]) -> Executor:
-        """An idle executor preloading `preload` (the warmest), else a new one; at `workers` executors (and as many
-        more as runs stepped aside or parked), an idle one preloading other modules is stopped to make room (the
-        gate lets at most that many jobs in, so one is idle)."""
+        """An idle executor preloading `preload` (the warmest), else a new one; at the executors the pool keeps
+        (`_kept`), an idle one preloading other modules is stopped to make room (the gate lets at most that many
+        jobs in, so one is idle)."""
         with self._lock:
             for i in range(len(self._idle) - 1, -1, -1):
                 if self._idle[i].preload == preload:
                     return self._idle.pop(i)
-            other = self._idle.pop(0) if self._count >= self._in_use() and self._idle else None
+            other = self._idle.pop(0) if self._count >= self._kept() and self._idle else None
+            self.cold_starts += 1
             if other is None:
                 self._count += 1
             else:
@@ -280,14 +296,49 @@ class Pool:
             other.close()
         return executor
 
+    def _top_up(self, preload: tuple[str, ...]) -> None:
+        """An executor was taken, or a run steps aside with its own: start executors preloading `preload` in the
+        background until `standby` are idle or starting, so that the next request let in finds one started."""
+        if self.stopping.is_set():
+            return
+        with self._lock:
+            ready = sum(1 for e in self._idle if e.preload == preload) + self._starting
+            for _ in range(min(self.standby - ready, self._kept() - self._count)):
+                try:  # (the starter waits for the lock to count itself done)
+                    self._starter.submit(self._start_standby, preload)
+                except RuntimeError:  # (the pool is closing)
+                    return
+                self._starting += 1
+                self._count += 1
+
+    def _start_standby(self, preload: tuple[str, ...]) -> None:
+        """Start an executor (in a starter thread) and keep it idle, behind those already used: the warmest go first.
+        One that cannot start is given up (the request that needs an executor starts its own and is told why)."""
+        executor, started = None, False
+        try:
+            executor = Executor(self.limits, preload=preload)
+            started = bool(executor.isolation())  # (an executor up has its base layers at least; none: it failed)
+        finally:
+            with self._lock:
+                self._starting -= 1
+                keep = started and not self.stopping.is_set()
+                if keep:
+                    self.standby_starts += 1
+                    self._all.append(executor)
+                    self._idle.insert(0, executor)
+                else:
+                    self._count -= 1
+            if not keep and executor is not None:
+                executor.close()
+
     @property
     def aside(self) -> int:
         """Long runs that stepped aside (see run), running beside the `workers` now."""
         return len(self._aside)
 
-    def _in_use(self) -> int:
-        """Executors the pool keeps: one per worker, per run aside and per run parked."""
-        return self.workers + self.aside + len(self._parked)
+    def _kept(self) -> int:
+        """Executors the pool keeps: one per worker, per run aside and per run parked, and `standby` more."""
+        return self.workers + self.aside + len(self._parked) + self.standby
 
     def held(self) -> int:
         """Runs past `aside_after` that hold their worker because every place beside the workers is taken."""
@@ -305,6 +356,7 @@ class Pool:
         """Stop taking work, let running jobs end (they stop at their next test) for up to `grace` seconds, then
         stop every executor. Idempotent."""
         self.stopping.set()
+        self._starter.shutdown(wait=True, cancel_futures=True)  # (one starting ends and is closed: stopping is set)
         with self._lock:  # (parked tests run again, to end by their own limits like the rest)
             for run in list(self._parked):
                 if not run.done and run.executor is not None:
