@@ -420,7 +420,7 @@ def test_a_run_that_steps_aside_leaves_an_executor_started_for_the_request_behin
 
     async def requests() -> tuple:
         long = asyncio.ensure_future(pool.run(
-            lambda ex: ex.run_stdin(Program("import time\ntime.sleep(3)\nprint('l')"), ""), step_aside=True))
+            lambda ex: ex.run_stdin(Program("import time\ntime.sleep(6)\nprint('l')"), ""), step_aside=True))
         deadline = time.monotonic() + 30
         while (pool.stepped == 0 or pool.standby_starts == 0) and time.monotonic() < deadline and not long.done():
             await asyncio.sleep(0.02)
