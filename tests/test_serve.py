@@ -517,48 +517,6 @@ def test_a_long_run_that_finds_the_places_taken_has_the_oldest_parked_and_passes
     assert ends["short"] < ends["old"]  # the worker was not held by either
 
 
-def test_more_runs_are_parked_than_there_are_places_so_that_no_worker_is_held():
-    """One worker, one place aside: three programs at their time limit come one after another; each new one has the
-    one aside parked (two parked at once, more than the places), so a short request behind them waits for neither
-    (with at most as many parked as places, the third held the worker until the second ended). The verdicts are
-    those of programs never parked."""
-    pool = Pool(workers=1, queue=8, wait=60, limits=Limits(timeout=2), aside_after=0.2, aside_per_worker=1,
-                park_after=0.3)
-    probe = Executor(Limits(timeout=1))
-    try:
-        if "cgroup-per-test" not in probe.isolation():
-            pytest.skip("parking freezes the test's cgroup: none here (not root, no delegated cgroup)")
-    finally:
-        probe.close()
-    ends: dict[str, float] = {}
-    most_parked = [0]
-
-    async def one(name: str, code: str, after: float, step_aside: bool = True):
-        await asyncio.sleep(after)
-        out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=step_aside)
-        ends[name] = time.monotonic()
-        return out
-
-    async def watch() -> None:
-        while len(ends) < 4:
-            most_parked[0] = max(most_parked[0], pool.parked())
-            await asyncio.sleep(0.02)
-
-    async def requests() -> list:
-        return await asyncio.gather(one("first", "while True: pass", 0.0), one("second", "while True: pass", 1.9),
-                                    one("third", "while True: pass", 3.8), one("short", "print('s')", 4.6, False),
-                                    watch())
-
-    try:
-        first, second, third, short, _ = asyncio.run(requests())
-    finally:
-        pool.close()
-    assert pool.parks == 2 and most_parked[0] == 2
-    assert short.stdout == "s\n" and ends["short"] < min(ends["first"], ends["second"])
-    for out in (first, second, third):
-        assert out.status == "timeout" and 2.0 <= out.own_time < 2.6, out
-
-
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():
     srv = Server("--workers", "1", "--drain", "10")
     answers: list[dict] = []

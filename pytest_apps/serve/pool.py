@@ -33,7 +33,6 @@ ASIDE_AFTER = 0.5  # seconds after which a program's run still going steps aside
 ASIDE_PER_WORKER = 4  # runs that may step aside at once, per worker
 PARK_AFTER = 2.0  # seconds aside after which a run may be parked to give its place to a newer one (Pool.run)
 PARK_FROM = 0.75  # the share of its time limit a run's own time has reached before it is parked
-PARKED_PER_PLACE = 3  # runs that may be parked at once, per place aside
 DECLINED_WAIT = 0.5  # seconds before a run that was not parked is asked again
 STANDBY_PER_WORKER = 1  # executors kept started, beyond those in use, for the workers that runs aside leave
 
@@ -77,7 +76,6 @@ class Pool:
         self.limits = limits
         self.aside_after = aside_after
         self.aside_places = aside_per_worker * workers
-        self.parked_cap = PARKED_PER_PLACE * self.aside_places
         self.park_after = park_after
         self.standby = standby_per_worker * workers
         self.waiting = 0  # requests in the queue now
@@ -94,8 +92,8 @@ class Pool:
         self._parked: deque[_Run] = deque()  # runs parked to give their place to a newer one, the oldest first
         self._asking: _Run | None = None  # the run asked to be parked, until its executor answers
         self._retry: asyncio.TimerHandle | None = None  # the next time one is asked (_ask_to_park)
-        # (a thread for each worker, each place aside and each run parked)
-        self._threads = ThreadPoolExecutor(max_workers=workers + self.aside_places + self.parked_cap,
+        # (a thread for each worker, each place aside and each run parked: at most as many as the places)
+        self._threads = ThreadPoolExecutor(max_workers=workers + 2 * self.aside_places,
                                            thread_name_prefix="apps-serve")
         self._starter = ThreadPoolExecutor(max_workers=max(1, self.standby), thread_name_prefix="apps-serve-start")
         self._starting = 0  # standby executors being started (counted in _count)
@@ -203,10 +201,9 @@ class Pool:
 
     def _ask_to_park(self, loop: asyncio.AbstractEventLoop) -> None:
         """Ask the executor of the run aside longest (for `park_after` seconds or more) to park it, so that a run
-        waiting for a place takes its place once it is parked (`_park_answered`, in the loop). At most `parked_cap`
-        runs are parked (`PARKED_PER_PLACE` per place: a parked run uses no CPU, and one not parked holds a worker,
-        and every request behind it, until a place frees), and one is asked at a time; they go back to the places as
-        these free, the oldest first (`_aside_freed`).
+        waiting for a place takes its place once it is parked (`_park_answered`, in the loop). At most as many runs
+        are parked as there are places, and one is asked at a time; they go back to the places as these free, the
+        oldest first (`_aside_freed`).
 
         Parking (the executor's `park`) freezes the test and stops its own time, so its verdict does not change;
         the executor parks only a test whose own time has reached `PARK_FROM` of its limit, most of which time
@@ -215,7 +212,7 @@ class Pool:
         ask for more CPU than the machine has, and the new runs, most of which end within a few seconds, pass
         the ones at their limit."""
         now = loop.time()
-        if self._asking is not None or len(self._parked) >= self.parked_cap:
+        if self._asking is not None or len(self._parked) >= self.aside_places:
             return
         for run in self._aside:
             if now - run.aside_at < self.park_after:
