@@ -313,6 +313,8 @@ def main() -> None:
                                         "own": a.get("pytest_apps", {}).get("own_time"),
                                         "status": (a.get("run_result") or {}).get("status")}) + "\n")
         per_test["cpu"] /= args.repeat
+        per_test["programs_cpu"] = sum(a.get("pytest_apps", {}).get("cpu_time", 0.0)
+                                       for _, a in per_test["answers"]) / args.repeat
         per_test["client_cpu"] /= args.repeat
         judge_calls = [("/judge", {"code": code, "tests": io}) for _, io, code in items]
         for k in range(max(1, args.rounds)):
@@ -354,7 +356,7 @@ def main() -> None:
         cpu, wall = [x["cpu_time"] for x in timed_out], [x["wall_time"] for x in timed_out]
         print(f"the {len(timed_out)} runs at the time limit: CPU p50 {quantile(cpu, 0.5):.2f} s, max {max(cpu):.2f} s, "
               f"{sum(cpu):.1f} s in all; wall p50 {quantile(wall, 0.5):.2f} s, max {max(wall):.2f} s")
-    print(line("per test", per_test, tests, programs_cpu))
+    print(line("per test", per_test, tests, per_test["programs_cpu"]))
     short = [t for t, long in zip(per_test["latencies"], limited) if not long]
     print(f"per test, the {len(short)} requests whose program ran under a second of its own time: p50 "
           f"{quantile(short, 0.5) * 1000:.1f} ms, p99 {quantile(short, 0.99) * 1000:.1f} ms "
