@@ -376,12 +376,16 @@ def test_what_a_killed_run_left_is_removed_by_the_next_run_and_a_live_runs_is_ke
                                  stderr=subprocess.DEVNULL)
         lock = folder / "reports" / ".apps-report.json.lock"
         deadline = time.monotonic() + 300
-        while not (lock.is_file() and lock.read_text()) and first.poll() is None and time.monotonic() < deadline:
+        plans = f"pytest-apps-plan-{first.pid}-*"
+        # (killed once both are made: the lock is taken before the plan is written, and on a busy machine a kill
+        # right after the lock came before the plan folder)
+        while not (lock.is_file() and lock.read_text() and list(tmp.glob(plans))) and first.poll() is None \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
         assert first.poll() is None, "the run ended before it was killed"
         first.kill()
         first.wait(timeout=60)
-        left = [p.name for p in tmp.glob(f"pytest-apps-plan-{first.pid}-*")]
+        left = [p.name for p in tmp.glob(plans)]
         assert left and lock.exists()  # what the killed run left
         second = subprocess.run(pytest_command("-n", "0", "--apps-only=900001"), cwd=folder, env=env,
                                 capture_output=True, text=True, timeout=600, check=False)
