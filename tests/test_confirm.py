@@ -6,6 +6,7 @@ its own time grows, its CPU time does not)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -94,8 +95,8 @@ def test_only_a_near_limit_verdict_or_an_undercredited_timeout_met_while_the_mac
     from pytest_apps.executor.speed import CONFIDENT
 
     def rec(kind: str, low: float = 0.0, high: float = 0.0, borderline: bool = False,
-            mean: float | None = None, undercredited: bool = False) -> CaseRecord:
-        return CaseRecord("7", 0, kind, borderline=borderline, undercredited=undercredited,
+            mean: float | None = None, undercredited: bool = False, starved: bool = False) -> CaseRecord:
+        return CaseRecord("7", 0, kind, borderline=borderline, undercredited=undercredited, starved=starved,
                           speed=SpeedCredit(1.0, low, high, high if mean is None else mean))
 
     slow = CONFIDENT + 0.01
@@ -112,6 +113,9 @@ def test_only_a_near_limit_verdict_or_an_undercredited_timeout_met_while_the_mac
     # a brief spike among quiet probes: the machine was not slower on average around the test
     assert not needs_confirmation(rec("timeout", 1.0, 1.9, mean=CONFIDENT - 0.01))
     assert not needs_confirmation(rec("pass", 1.0, 1.9, borderline=True, mean=1.1))
+    # a timeout the wall-clock backstop ended under the limit: confirmed whatever the probe saw (it sees no queueing)
+    assert needs_confirmation(rec("timeout", starved=True))
+    assert needs_confirmation(rec("timeout", 1.0, 1.0, starved=True))
     # a verdict far from the limit is final whatever the machine did
     assert not needs_confirmation(rec("pass", 1.6, 1.6)) and not needs_confirmation(rec("wrong_answer", 1.6, 1.6))
 
@@ -317,6 +321,53 @@ def test_on_a_quiet_machine_the_plugin_confirms_nothing_and_a_near_limit_timeout
     assert _tests(report) == {"1": [("timeout", None)], "2": [("timeout", None)]}, result.stdout.str()
     assert report["summary"]["confirmations"] == 0
     assert "confirmed by a second run" not in result.stdout.str()
+
+
+# -- a program the wall-clock backstop ended under its limit: starved by the machine ---------------------------
+
+
+def test_a_program_starved_of_a_cpu_until_the_backstop_is_confirmed_and_passes_once_the_machine_has_room(
+        monkeypatch):
+    """24 processes the run does not own spin on the program's CPU: the program (0.25 s of CPU, its limit 0.5 s)
+    gets a 25th of it, and the wall-clock backstop (3 s) ends it at about 0.12 s of its own time: a timeout by the
+    machine, not by the program (`starved`), which the probe cannot see (each CPU second did its
+    full work). It is confirmed, whatever the probe says, once the neighbours are gone: a pass. A program that
+    spins for ever is a timeout by its own time, not starved, and is not run again."""
+    from test_time_limits import busy
+
+    from conftest import make_problem
+    from pytest_apps.candidates.sources import Candidate
+    from pytest_apps.dataset.problems import Cases
+    from pytest_apps.engine.confirm import confirm_case
+    from pytest_apps.engine.run import run_case
+    from pytest_apps.executor import Executor, Limits
+    from pytest_apps.judge.profiles import Judging
+    from pytest_apps.plugin.cpus import available_cpus
+
+    monkeypatch.setenv("PYTEST_APPS_SPEED_FACTOR", "1.0")  # a quiet machine, as far as the probe knows
+    problem, cases, judging = make_problem(), Cases(["\n"], ["done\n"]), Judging()
+    near = Candidate(problem.id, "c.py", BURN.format(cpu=0.25))
+    cpu = min(available_cpus())
+    with Executor(Limits(timeout=0.5, backstop=6), cpu=cpu) as ex:
+        ex.start()
+        with contextlib.ExitStack() as neighbours:
+            neighbours.enter_context(busy({cpu}, count=24))
+            first = run_case(ex, problem, near, cases, 0, judging)
+            assert first.verdict.kind == "timeout" and first.starved and not first.undercredited, first.outcome
+            assert first.outcome.own_time < 0.5 < 3.0 <= first.outcome.wall_time
+
+            @contextlib.contextmanager
+            def once_they_are_gone():
+                neighbours.close()
+                yield
+
+            confirmed, was = confirm_case(ex, problem, near, cases, 0, judging, first, alone=once_they_are_gone)
+        assert (confirmed.verdict.kind, was) == ("pass", "timeout"), confirmed.outcome
+        assert not confirmed.starved
+        endless = Candidate(problem.id, "c.py", ENDLESS)
+        clear = run_case(ex, problem, endless, cases, 0, judging)
+        assert clear.verdict.kind == "timeout" and not clear.starved
+        assert confirm_case(ex, problem, endless, cases, 0, judging, clear) == (clear, "")
 
 
 # -- the same in the Python API (and the reward functions, which score through it) ----------------------------

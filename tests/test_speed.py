@@ -13,7 +13,7 @@ import pytest
 from conftest import read_report, run
 from test_time_limits import busy
 from pytest_apps.core.outcome import RUN_EXITED, RUN_TIMEOUT, Outcome, SpeedCredit
-from pytest_apps.engine.limits import borderline, undercredited
+from pytest_apps.engine.limits import borderline, starved, undercredited
 from pytest_apps.executor import Executor, Limits, Program
 from pytest_apps.executor import speed
 
@@ -248,6 +248,18 @@ def test_a_timeout_is_undercredited_when_the_mean_slowdown_measured_around_it_wo
     assert not undercredited(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15,
                                      speed=SpeedCredit(1.0, 1.0, 1.4, speed.CONFIDENT - 0.01)), lim)
     assert not undercredited(None, lim)
+
+
+def test_a_timeout_is_starved_when_the_wall_clock_backstop_ended_it_under_its_own_time_limit():
+    lim = Limits(timeout=1.0)  # the backstop: 10 s of the wall clock
+    # 0.77 s of its own in 10 s: queued for a CPU the rest of the time, behind neighbours the run does not own
+    assert starved(Outcome(RUN_TIMEOUT, own_time=0.77, cpu_time=0.7, wall_time=10.02), lim)
+    # over the limit by its own time, however long it waited: its own verdict
+    assert not starved(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15, wall_time=10.02), lim)
+    assert not starved(Outcome(RUN_TIMEOUT, own_time=1.15, cpu_time=1.15, wall_time=1.2), lim)
+    # it ended by itself, or nothing ran
+    assert not starved(Outcome(RUN_EXITED, own_time=0.77, cpu_time=0.7, wall_time=10.02), lim)
+    assert not starved(None, lim)
 
 
 # -- end to end: the plugin at -n 2 -----------------------------------------------------------------------------

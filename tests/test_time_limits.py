@@ -150,7 +150,10 @@ def test_a_wait_the_kernel_counts_while_the_program_slept_is_not_taken_off_its_t
 
 def test_a_busy_neighbour_on_the_same_cpu_does_not_cost_the_program_its_verdict():
     cpu = min(available_cpus())
-    with Executor(Limits(timeout=1.0), cpu=cpu) as ex, busy({cpu}, count=2):
+    # a far backstop: what is checked is the program's own time; whatever else shares a loaded machine can take
+    # the program's share below a tenth of a CPU, and then the wall-clock stop comes first (confirmed, as its
+    # own tests show: tests/test_confirm.py)
+    with Executor(Limits(timeout=1.0, backstop=60), cpu=cpu) as ex, busy({cpu}, count=2):
         o = ex.run_stdin(Program(BURN.format(cpu=0.6, out="ok")), "")
         assert (o.status, o.stdout) == (RUN_EXITED, "ok\n"), o
         assert o.wall_time > 1.0 > o.own_time >= 0.6  # a third of the CPU: the wall clock alone would time out

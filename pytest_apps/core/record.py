@@ -39,6 +39,7 @@ class CaseRecord:
     audit: dict[str, str] = field(default_factory=dict)
     speed: SpeedCredit = NOT_MEASURED  # the machine's slowdown measured around it, and the credit its time got
     undercredited: bool = False  # over the limit, within it at the mean slowdown measured (engine/limits.py)
+    starved: bool = False  # stopped by the wall-clock backstop under its own time limit (engine/limits.py)
     confirmed: str = ""  # run again when the machine was quiet (engine/confirm.py): the first run's verdict kind
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,6 +17,11 @@ first run said (`confirmed`).
 
 Under fail-fast a problem stopped at its first failure: when the confirmation turns that failure into a pass,
 the problem's remaining cases run now, as they would have.
+
+A timeout the wall-clock backstop ended before the program's own time reached its limit (`starved`) is confirmed
+too, whatever the probe says: the probe measures the work a CPU second does, not how long a program queues for a
+CPU, and a program that had a tenth of a CPU or less (a machine loaded far beyond its run) was stopped by the
+machine, not by its own time. One that starves itself (lowering its own priority) is stopped the same way again.
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ from .run import case_record, run_case
 def needs_confirmation(record: CaseRecord) -> bool:
     """Whether a verdict is confirmed before it is final: a verdict within the borderline band, or a timeout the
     mean slowdown around it would have brought within the limit, met while the machine was measured slower than
-    quiet (beyond the probe's noise) on average around the test."""
-    return confirmable(record.kind, record.borderline, record.undercredited, record.speed.mean)
+    quiet (beyond the probe's noise) on average around the test; or a timeout the wall-clock backstop ended before
+    the program's own time reached the limit (`starved`: queueing for a CPU, which the probe does not see)."""
+    return confirmable(record.kind, record.borderline, record.undercredited, record.speed.mean, record.starved)
 
 
-def confirmable(kind: str, borderline: bool, undercredited: bool, speed_mean: float) -> bool:
+def confirmable(kind: str, borderline: bool, undercredited: bool, speed_mean: float, starved: bool) -> bool:
     """`needs_confirmation` on a verdict's parts."""
-    return (borderline or (kind == TIMEOUT and undercredited)) and speed_mean >= CONFIDENT
+    return ((borderline or (kind == TIMEOUT and undercredited)) and speed_mean >= CONFIDENT
+            or kind == TIMEOUT and starved)
 
 
 def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cases: Cases, index: int,
@@ -57,7 +64,7 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
     slowdown = first.outcome.speed.mean if first.outcome is not None else 0.0
-    if not confirmable(kind, first.borderline, first.undercredited, slowdown):  # (no record made only to ask)
+    if not confirmable(kind, first.borderline, first.undercredited, slowdown, first.starved):  # (no record made only to ask)
         return first, ""
     try:
         with alone():

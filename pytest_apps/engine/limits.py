@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..core.outcome import MEMORY_LIMIT, PASS, WRONG_ANSWER, Outcome, Verdict
+from ..core.outcome import MEMORY_LIMIT, PASS, RUN_TIMEOUT, WRONG_ANSWER, Outcome, Verdict
 from ..dataset.problems import Problem
 from ..dataset.limits import time_limit_of
 from ..executor import Limits
@@ -63,6 +63,15 @@ def undercredited(outcome: Outcome | None, limits: Limits) -> bool:
     if outcome is None or not outcome.speed.measured or outcome.own_time < limits.timeout:
         return False
     return _charged_at(outcome, outcome.speed.mean) < limits.timeout
+
+
+def starved(outcome: Outcome | None, limits: Limits) -> bool:
+    """Whether the wall-clock backstop stopped a run before its own time reached the limit: the machine, not the
+    program, ended it (it had too little of a CPU, behind neighbours the run does not own), so a confirmation
+    decides (engine/confirm.py). A program that starves itself (one that lowers its own priority) is stopped by
+    the backstop again when confirmed, and stays a timeout."""
+    return (outcome is not None and outcome.status == RUN_TIMEOUT and outcome.own_time < limits.timeout
+            and outcome.wall_time >= limits.wall_backstop)
 
 
 def _charged_at(outcome: Outcome, factor: float) -> float:

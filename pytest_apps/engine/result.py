@@ -17,3 +17,4 @@ class CaseResult:
     borderline: bool = False  # the program's own time is within the borderline band of the time limit
     audit: dict[str, str] = field(default_factory=dict)  # reference runs: see engine.run.reference_audit
     undercredited: bool = False  # over the limit, within it at the mean slowdown measured around it (limits.py)
+    starved: bool = False  # stopped by the wall-clock backstop before its own time reached the limit (limits.py)

@@ -22,7 +22,7 @@ from ..judge.checkers import Checkers
 from ..judge.profiles import (RUNS_APPS_HARNESS, RUNS_REAL, RUNS_TACO_HARNESS, TABLE, Judging, decide, other_profile,
                               output_digest)
 from ..judge.special import SpecialJudges
-from .limits import borderline, over_row_memory, problem_limits, undercredited
+from .limits import borderline, over_row_memory, problem_limits, starved, undercredited
 from .failtext import failure_detail
 from .result import CaseResult
 
@@ -104,7 +104,7 @@ def run_case_once(
         if judging.audit:
             audit = reference_audit(executor, trial, outcome, verdict)
     return CaseResult(verdict, outcome, raw_input, expected, borderline=borderline(outcome, limits), audit=audit,
-                      undercredited=undercredited(outcome, limits))
+                      undercredited=undercredited(outcome, limits), starved=starved(outcome, limits))
 
 
 def run_judged(executor: Executor, trial: Trial) -> tuple[Outcome | None, Verdict]:
@@ -254,4 +254,5 @@ def case_record(
         audit=dict(result.audit),
         speed=outcome.speed if outcome else NOT_MEASURED,
         undercredited=result.undercredited,
+        starved=result.starved,
     )
