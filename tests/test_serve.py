@@ -187,7 +187,8 @@ def test_health_and_prometheus_metrics(server):
     assert 'pytest_apps_serve_requests_total{endpoint="/run_code",code="200"}' in text
     assert any(l.startswith('pytest_apps_serve_request_seconds{endpoint="/judge",quantile="0.99"}') for l in lines)
     assert {"pytest_apps_serve_queue_length 0", "pytest_apps_serve_aside 0", "pytest_apps_serve_held 0",
-            "pytest_apps_serve_parked 0", "pytest_apps_serve_parked_total 0"} <= set(lines)
+            "pytest_apps_serve_parked 0", "pytest_apps_serve_parked_total 0", "pytest_apps_serve_beyond 0",
+            "pytest_apps_serve_went_beyond_total 0"} <= set(lines)
     starts = {l.split(" ")[0]: float(l.split(" ")[1]) for l in lines if l.startswith("pytest_apps_serve_executor_st")}
     assert starts['pytest_apps_serve_executor_starts_total{when="request"}'] >= 1  # (the first request's)
     assert 'pytest_apps_serve_executor_starts_total{when="standby"}' in starts
@@ -485,7 +486,8 @@ def test_a_long_run_that_finds_the_places_taken_has_the_oldest_parked_and_passes
     """One worker, one place aside: a program at its time limit is aside when a second long one comes; once the
     first has had three quarters of its limit, it is parked, and the second takes its place and ends first; the
     first then runs again and times out as it would have; a short request behind them does not wait for the
-    first."""
+    first. Meanwhile the second, with no place free and the one worker held, gave the worker back and ran on
+    beyond the places until it took the first's."""
     pool = Pool(workers=1, queue=4, wait=60, limits=Limits(timeout=2), aside_after=0.2, aside_per_worker=1,
                 park_after=0.3)
     probe = Executor(Limits(timeout=1))
@@ -510,11 +512,47 @@ def test_a_long_run_that_finds_the_places_taken_has_the_oldest_parked_and_passes
         old, new, short = asyncio.run(requests())
     finally:
         pool.close()
-    assert pool.parks == 1 and pool.stepped == 2
+    assert pool.parks == 1 and pool.went_beyond == 1 and pool.stepped == 2
     assert (old.status, new.status, short.stdout) == ("timeout", "exited", "s\n")
     assert 2.0 <= old.own_time < 2.6 and new.own_time < 1.9  # no verdict moved: own time as the programs spent it
     assert ends["new"] < ends["old"]  # it passed the old one
     assert ends["short"] < ends["old"]  # the worker was not held by either
+
+
+def test_a_long_run_that_would_hold_the_last_worker_goes_on_beyond_the_places_and_a_short_request_takes_it():
+    """Two workers, two places aside, both taken by programs at their time limit; two more long programs come
+    and find no place, each holding its worker; with every worker held (every request behind them then waited
+    until a place freed or a held program ended: seconds, under a burst of long runs), the newest of them gives
+    its worker back and runs on beyond the places: a short request is answered before either held program ends.
+    Each long program keeps the verdict its own time gives it."""
+    pool = Pool(workers=2, queue=8, wait=60, limits=Limits(timeout=2), aside_after=0.2, aside_per_worker=1)
+    ends: dict[str, float] = {}
+    seen = {"beyond": 0}
+
+    async def one(name: str, after: float, code: str, step_aside: bool = True):
+        await asyncio.sleep(after)
+        if name == "short":
+            while pool.went_beyond == 0 and pool.held() + pool.aside < 4:  # (once both long ones found no place)
+                await asyncio.sleep(0.02)
+            seen["beyond"] = pool.beyond()
+        out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=step_aside)
+        ends[name] = time.monotonic()
+        return out
+
+    async def requests() -> list:
+        return await asyncio.gather(one("limit", 0.0, "while True: pass"), one("limit2", 0.0, "while True: pass"),
+                                    one("long", 0.6, BURN_CPU.format(s=1.0)), one("long2", 0.6, BURN_CPU.format(s=1.0)),
+                                    one("short", 0.8, "print('s')", False))
+
+    try:
+        *runs, quick = asyncio.run(requests())
+    finally:
+        pool.close()
+    assert quick.stdout == "s\n" and ends["short"] < min(ends["long"], ends["long2"]), ends
+    assert seen["beyond"] == 1 and pool.went_beyond == 1  # one only: the other worker stays held
+    assert [run.status for run in runs] == ["timeout", "timeout", "exited", "exited"]
+    assert runs[2].own_time < 1.2 and runs[3].own_time < 1.2 and min(runs[0].own_time, runs[1].own_time) >= 2.0
+    assert pool.beyond() == 0 and pool.held() == 0 and pool.aside == 0
 
 
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():

@@ -189,7 +189,8 @@ async def metrics(request: Request, server: Server) -> Response:
     text = server.metrics.text(pool.waiting, pool.running, pool.workers, pool.faults,
                                aside=pool.aside, held=pool.held(), stepped=pool.stepped,
                                parked=pool.parked(), parks=pool.parks,
-                               starts=(pool.cold_starts, pool.standby_starts))
+                               starts=(pool.cold_starts, pool.standby_starts),
+                               beyond=(pool.beyond(), pool.went_beyond))
     return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
 

@@ -60,9 +60,11 @@ class Metrics:
         return quantile(values, q)
 
     def text(self, queue: int, running: int, workers: int, faults: int, aside: int = 0, held: int = 0,
-             stepped: int = 0, parked: int = 0, parks: int = 0, starts: tuple[int, int] = (0, 0)) -> str:
+             stepped: int = 0, parked: int = 0, parks: int = 0, starts: tuple[int, int] = (0, 0),
+             beyond: tuple[int, int] = (0, 0)) -> str:
         """The exposition text; `aside`: the runs beside the workers now, `held`: the runs holding a worker while
-        they wait for a place there, `stepped`: the runs that ever stepped aside, `parked`: the runs parked now to
+        they wait for a place there, `beyond`: the runs that gave their worker back while they wait for one (now,
+        and in all), `stepped`: the runs that ever stepped aside, `parked`: the runs parked now to
         give their place to newer ones, `parks`: the times one was, `starts`: the executors started while a request
         waited for one, and ahead of the requests (serve/pool.py)."""
         out: list[str] = []
@@ -86,6 +88,9 @@ class Metrics:
                lambda: [("", aside)])
         family("held", "gauge", "long runs holding a worker while every place beside the workers is taken",
                lambda: [("", held)])
+        family("beyond", "gauge", "long runs that gave their worker back and run beyond the places while they wait "
+               "for one, every worker being held", lambda: [("", beyond[0])])
+        family("went_beyond_total", "counter", "runs that went beyond the places", lambda: [("", beyond[1])])
         family("stepped_aside_total", "counter", "runs that stepped aside", lambda: [("", stepped)])
         family("parked", "gauge", "long runs parked (frozen, their own time stopped) to give their place beside the "
                "workers to newer ones", lambda: [("", parked)])

@@ -2,11 +2,12 @@
 own (`executor.Executor`, one fork server each, started on first use and kept), in a thread of its own; others wait
 in a bounded queue, first come first served, each until its deadline. A single program's run still going after
 half a second steps aside (up to four per worker at once; one that finds those places taken steps aside as soon as
-one frees, and has the run there longest parked to free one once that run is near its time limit), so that
-programs at their time limit hold no queue of short runs behind them. The run aside keeps its executor, so the
-worker needs another at once: the pool keeps executors started in standby, off the requests' path (on a machine
-whose CPUs the runs aside keep busy, an executor's start takes most of a second, and a burst of long runs, each
-waiting for one in turn, stopped the gate for seconds).
+one frees, and has the run there longest parked to free one once that run is near its time limit; while every
+worker is so held, the newest such run goes on beyond the places), so that programs at their time limit hold no
+queue of short runs behind them. The run aside keeps its executor, so the worker needs another at once: the pool
+keeps executors started in standby, off the requests' path (on a machine whose CPUs the runs aside keep busy, an
+executor's start takes most of a second, and a burst of long runs, each waiting for one in turn, stopped the gate
+for seconds).
 
 A request that cannot start in time, or finds the queue full, is `Busy` (answered 504, which trainers' clients
 retry); nothing is ever started late. A request never shares its executor while it runs, so one request's program
@@ -47,16 +48,27 @@ class Closing(Exception):
 
 class _Run:
     """A job that may step aside, as the pool sees it: its executor once it has one, and `done` once the job has
-    given it back (both under the pool's lock, so that no other job's test is ever parked); when it stepped
-    aside (in the loop)."""
+    given it back (both under the pool's lock, so that no other job's test is ever parked); in the loop, whether
+    it holds its place at the gate, when it stepped aside, how it does, and whether it runs beyond the places."""
 
-    __slots__ = ("executor", "done", "aside_at", "declined_until")
+    __slots__ = ("executor", "done", "at_gate", "aside_at", "declined_until", "step", "beyond", "_gate", "_top_up")
 
-    def __init__(self) -> None:
+    def __init__(self, gate: asyncio.Semaphore, top_up: Callable[[], None]) -> None:
         self.executor: Executor | None = None
         self.done = False
+        self.at_gate = True
         self.aside_at = 0.0
         self.declined_until = 0.0  # its executor did not park it: not asked again before then
+        self.step: Callable[[], bool] = lambda: False  # steps aside if a place is free (Pool.run)
+        self.beyond = False  # waits for a place beyond the places, its worker given back (Pool._free_a_worker)
+        self._gate, self._top_up = gate, top_up
+
+    def leave(self) -> None:
+        """Give its place at the gate to the next request, its run going on (with an executor started in standby
+        for the worker it leaves)."""
+        self.at_gate = False
+        self._top_up()
+        self._gate.release()
 
 
 class Pool:
@@ -82,18 +94,20 @@ class Pool:
         self.running = 0
         self.stepped = 0  # runs that ever stepped aside
         self.parks = 0  # times a run aside was parked for a newer one
+        self.went_beyond = 0  # times a run waiting for a place gave its worker back and went on beyond the places
         self.faults = 0  # runs the executors failed (each made once more on a renewed executor)
         self.cold_starts = 0  # executors started while a request waited for one
         self.standby_starts = 0  # executors started ahead of the request that will use them
         self.stopping = threading.Event()  # jobs ask it between tests (run_problem's `stop`)
         self._gate: asyncio.Semaphore | None = None
-        self._stepping: deque[Callable[[], bool]] = deque()  # runs past `aside_after` that found no place aside
+        self._stepping: deque[_Run] = deque()  # runs past `aside_after` waiting for a place aside, in turn
         self._aside: list[_Run] = []  # the runs in the places aside, the longest there first
         self._parked: deque[_Run] = deque()  # runs parked to give their place to a newer one, the oldest first
         self._asking: _Run | None = None  # the run asked to be parked, until its executor answers
         self._retry: asyncio.TimerHandle | None = None  # the next time one is asked (_ask_to_park)
-        # (a thread for each worker, each place aside and each run parked: at most as many as the places)
-        self._threads = ThreadPoolExecutor(max_workers=workers + 2 * self.aside_places,
+        # (a thread for each worker, each place aside, each run parked (at most as many as the places) and each run
+        # beyond the places (at most as many as the workers)
+        self._threads = ThreadPoolExecutor(max_workers=2 * workers + 2 * self.aside_places,
                                            thread_name_prefix="apps-serve")
         self._starter = ThreadPoolExecutor(max_workers=max(1, self.standby), thread_name_prefix="apps-serve-start")
         self._starting = 0  # standby executors being started (counted in _count)
@@ -111,29 +125,29 @@ class Pool:
         to the next request in the queue and runs on beside the workers, up to `aside_per_worker` x `workers` such
         runs at once: programs at their time limit, or sleeping, then hold no queue of short runs behind them (a
         trainer sends a completion's tests at once, so a program that times out on one often does on all).
-        One that finds those places taken keeps its worker until a place frees, and has the run there longest
-        parked to free one (`_ask_to_park`); it steps aside as soon as a place frees (not at its end:
-        held for the whole limit, every request behind it waited as long). The executors made for such runs are
-        closed once they are no longer needed."""
-        gate, place, me = await self._admit(), [True], _Run()  # (place: whether this job holds its place at the gate)
-        loop = asyncio.get_running_loop()
+        One that finds those places taken keeps its worker until a place frees (not to its end: held for the whole
+        limit, every request behind it waited as long), and has the run there longest parked to free one
+        (`_ask_to_park`); while every worker is so held, the newest such run gives its worker back and goes on beyond
+        the places (`_free_a_worker`). The executors made for such runs are closed once they are no longer needed."""
+        gate = await self._admit()
+        me, loop = _Run(gate, lambda: self._top_up(preload)), asyncio.get_running_loop()
 
         def step() -> bool:
-            if not place[0] or ended[0]:
+            if not me.at_gate or ended[0]:
                 return False
             if self.aside >= self.aside_places:
-                if step not in self._stepping:  # (it steps aside when a place frees: _aside_freed)
-                    self._stepping.append(step)
+                if me not in self._stepping:  # (it steps aside when a place frees: _aside_freed)
+                    self._stepping.append(me)
                 self._ask_to_park(loop)
+                self._free_a_worker(loop)
                 return False
-            place[0] = False
+            me.leave()
             self.stepped += 1
             me.aside_at = loop.time()
             self._aside.append(me)
-            self._top_up(preload)
-            gate.release()
             return True
 
+        me.step = step
         timer: list[asyncio.TimerHandle] = []
         ended = [False]
 
@@ -151,12 +165,14 @@ class Pool:
             self.running -= 1
             for t in timer:
                 t.cancel()
-            if step in self._stepping:
-                self._stepping.remove(step)
-            if place[0]:
+            if me in self._stepping:
+                self._stepping.remove(me)
+            if me.at_gate:
                 gate.release()
             elif me in self._parked:  # (ended parked: its executor resumed it after the backstop, or it used no CPU)
                 self._parked.remove(me)
+            elif me.beyond:  # (ended while it waited for a place beyond them)
+                me.beyond = False
             else:
                 self._aside.remove(me)
                 self._aside_freed(loop.time())
@@ -188,16 +204,26 @@ class Pool:
         it first, the longest waiting first; then a parked run is resumed, the oldest first."""
         while self.aside < self.aside_places:
             if self._stepping:
-                self._stepping.popleft()()
+                run = self._stepping.popleft()
+                if run.beyond:
+                    run.beyond = False
+                    self.stepped += 1
+                    run.aside_at = now
+                    self._aside.append(run)
+                else:
+                    run.step()
             elif self._parked:
-                run = self._parked.popleft()
-                with self._lock:
-                    if not run.done and run.executor is not None:
-                        run.executor.resume()
-                run.aside_at = now
-                self._aside.append(run)
+                self._place(self._parked.popleft(), now)
             else:
                 return
+
+    def _place(self, run: _Run, now: float) -> None:
+        """Resume a parked run in a place beside the workers (in the loop)."""
+        with self._lock:
+            if not run.done and run.executor is not None:
+                run.executor.resume()
+        run.aside_at = now
+        self._aside.append(run)
 
     def _ask_to_park(self, loop: asyncio.AbstractEventLoop) -> None:
         """Ask the executor of the run aside longest (for `park_after` seconds or more) to park it, so that a run
@@ -235,6 +261,22 @@ class Pool:
         self._retry = None
         if self._stepping:
             self._ask_to_park(loop)
+
+    def _free_a_worker(self, loop: asyncio.AbstractEventLoop) -> None:
+        """While every worker is held by a run waiting for a place beside the workers, the newest such run gives its
+        worker back and goes on beyond the places, up to `workers` such runs, each taking a place in its turn. So
+        as many long runs run at once as when every worker was held, and a worker serves the queue meanwhile (a
+        worker held by every long run of a burst stopped every short request behind them until a place freed:
+        seconds, bench_serve `--repeat 10`). Parking such a run instead, frozen while it waited, made programs
+        under their limit answer after a trainer's read timeout (bench_serve: 28 in 100,400 requests)."""
+        held = [run for run in self._stepping if not run.beyond]
+        if len(held) < self.workers or len(self._stepping) - len(held) >= self.workers:
+            return
+        run = held[-1]
+        run.beyond = True
+        run.aside_at = loop.time()
+        self.went_beyond += 1
+        run.leave()
 
     def _park_answered(self, loop: asyncio.AbstractEventLoop, run: _Run, parked: bool) -> None:
         """The executor's answer for `run` (in the loop): parked, its place goes to a run waiting for one; not, the
@@ -338,11 +380,15 @@ class Pool:
 
     def _kept(self) -> int:
         """Executors the pool keeps: one per worker, per run aside and per run parked, and `standby` more."""
-        return self.workers + self.aside + len(self._parked) + self.standby
+        return self.workers + self.aside + self.parked() + self.beyond() + self.standby
 
     def held(self) -> int:
         """Runs past `aside_after` that hold their worker because every place beside the workers is taken."""
-        return len(self._stepping)
+        return sum(1 for run in self._stepping if not run.beyond)
+
+    def beyond(self) -> int:
+        """Runs waiting for a place beside the workers that gave their worker back (`_free_a_worker`)."""
+        return sum(1 for run in self._stepping if run.beyond)
 
     def parked(self) -> int:
         """Runs parked to give their place beside the workers to a newer one."""
