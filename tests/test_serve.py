@@ -555,6 +555,37 @@ def test_a_long_run_that_would_hold_the_last_worker_goes_on_beyond_the_places_an
     assert pool.beyond() == 0 and pool.held() == 0 and pool.aside == 0
 
 
+def test_a_run_beyond_the_places_that_ends_lets_a_run_holding_the_worker_go_there():
+    """One worker, one place: a long program in the place, a second beyond it (the worker was held), a third holding
+    the worker (at most as many beyond as workers). When the one beyond ends, the held one goes beyond in its turn
+    and a short request takes the worker at once, long before the place frees."""
+    pool = Pool(workers=1, queue=8, wait=60, limits=Limits(timeout=10), aside_after=0.2, aside_per_worker=1)
+    ends: dict[str, float] = {}
+
+    async def one(name: str, after: float, code: str, step_aside: bool = True):
+        await asyncio.sleep(after)
+        out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=step_aside)
+        ends[name] = time.monotonic()
+        return out
+
+    async def short() -> object:
+        while pool.held() == 0:  # (once the third holds the worker)
+            await asyncio.sleep(0.02)
+        return await one("short", 0.0, "print('s')", False)
+
+    async def requests() -> list:
+        return await asyncio.gather(one("place", 0.0, BURN_CPU.format(s=3.0)), one("beyond", 0.4, BURN_CPU.format(s=0.6)),
+                                    one("held", 0.8, BURN_CPU.format(s=3.0)), short())
+
+    try:
+        *runs, quick = asyncio.run(requests())
+    finally:
+        pool.close()
+    assert quick.stdout == "s\n" and [run.status for run in runs] == ["exited"] * 3
+    assert pool.went_beyond == 2  # the second, then the third once the second had ended
+    assert ends["beyond"] < ends["short"] < min(ends["place"], ends["held"]), ends
+
+
 def test_sigterm_drains_requests_in_flight_and_stops_within_seconds():
     srv = Server("--workers", "1", "--drain", "10")
     answers: list[dict] = []

@@ -139,7 +139,7 @@ class Pool:
                 if me not in self._stepping:  # (it steps aside when a place frees: _aside_freed)
                     self._stepping.append(me)
                 self._ask_to_park(loop)
-                self._free_a_worker(loop)
+                self._free_a_worker(loop.time())
                 return False
             me.leave()
             self.stepped += 1
@@ -147,9 +147,8 @@ class Pool:
             self._aside.append(me)
             return True
 
-        me.step = step
+        me.step, ended = step, [False]
         timer: list[asyncio.TimerHandle] = []
-        ended = [False]
 
         def arm() -> None:  # (in the loop, once its executor is ready: from then on it is its program's run)
             if step_aside and not ended[0]:
@@ -171,8 +170,9 @@ class Pool:
                 gate.release()
             elif me in self._parked:  # (ended parked: its executor resumed it after the backstop, or it used no CPU)
                 self._parked.remove(me)
-            elif me.beyond:  # (ended while it waited for a place beyond them)
+            elif me.beyond:  # (ended while it waited for a place beyond them: another held may go there)
                 me.beyond = False
+                self._free_a_worker(loop.time())
             else:
                 self._aside.remove(me)
                 self._aside_freed(loop.time())
@@ -200,8 +200,8 @@ class Pool:
         return self._gate
 
     def _aside_freed(self, now: float) -> None:
-        """Places beside the workers are free (in the loop): a run that holds its worker while it waits for one takes
-        it first, the longest waiting first; then a parked run is resumed, the oldest first."""
+        """Places beside the workers are free (in the loop): a run waiting for one (holding its worker, or beyond the
+        places) takes it first, the longest waiting first; then a parked run is resumed, the oldest first."""
         while self.aside < self.aside_places:
             if self._stepping:
                 run = self._stepping.popleft()
@@ -215,7 +215,8 @@ class Pool:
             elif self._parked:
                 self._place(self._parked.popleft(), now)
             else:
-                return
+                break
+        self._free_a_worker(now)  # (a run beyond the places took one: a run held may go there)
 
     def _place(self, run: _Run, now: float) -> None:
         """Resume a parked run in a place beside the workers (in the loop)."""
@@ -262,7 +263,7 @@ class Pool:
         if self._stepping:
             self._ask_to_park(loop)
 
-    def _free_a_worker(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _free_a_worker(self, now: float) -> None:
         """While every worker is held by a run waiting for a place beside the workers, the newest such run gives its
         worker back and goes on beyond the places, up to `workers` such runs, each taking a place in its turn. So
         as many long runs run at once as when every worker was held, and a worker serves the queue meanwhile (a
@@ -274,7 +275,7 @@ class Pool:
             return
         run = held[-1]
         run.beyond = True
-        run.aside_at = loop.time()
+        run.aside_at = now
         self.went_beyond += 1
         run.leave()
 
