@@ -266,10 +266,10 @@ class Pool:
     def _free_a_worker(self, now: float) -> None:
         """While every worker is held by a run waiting for a place beside the workers, the newest such run gives its
         worker back and goes on beyond the places, up to `workers` such runs, each taking a place in its turn. So
-        as many long runs run at once as when every worker was held, and a worker serves the queue meanwhile (a
-        worker held by every long run of a burst stopped every short request behind them until a place freed:
-        seconds, bench_serve `--repeat 10`). Parking such a run instead, frozen while it waited, made programs
-        under their limit answer after a trainer's read timeout (bench_serve: 28 in 100,400 requests)."""
+        as many long runs run at once as when every worker was held, and a worker serves the queue meanwhile (with
+        every worker held by the long runs of a burst, no short request behind them ends until a place frees).
+        Such a run is not parked while it waits: frozen then, whatever its own time, a program under its limit
+        can be answered after a trainer's read timeout."""
         held = [run for run in self._stepping if not run.beyond]
         if len(held) < self.workers or len(self._stepping) - len(held) >= self.workers:
             return
