@@ -531,18 +531,21 @@ def test_a_long_run_that_would_hold_the_last_worker_goes_on_beyond_the_places_an
 
     async def one(name: str, after: float, code: str, step_aside: bool = True):
         await asyncio.sleep(after)
-        if name == "short":
-            while pool.went_beyond == 0 and pool.held() + pool.aside < 4:  # (once both long ones found no place)
-                await asyncio.sleep(0.02)
-            seen["beyond"] = pool.beyond()
         out = await pool.run(lambda ex: ex.run_stdin(Program(code), ""), step_aside=step_aside)
         ends[name] = time.monotonic()
         return out
 
+    async def short() -> object:
+        await asyncio.sleep(0.8)
+        while pool.went_beyond == 0 and pool.held() + pool.aside < 4:  # (once both long ones found no place)
+            await asyncio.sleep(0.02)
+        seen["beyond"] = pool.beyond()
+        return await one("short", 0.0, "print('s')", False)
+
     async def requests() -> list:
         return await asyncio.gather(one("limit", 0.0, "while True: pass"), one("limit2", 0.0, "while True: pass"),
                                     one("long", 0.6, BURN_CPU.format(s=1.0)), one("long2", 0.6, BURN_CPU.format(s=1.0)),
-                                    one("short", 0.8, "print('s')", False))
+                                    short())
 
     try:
         *runs, quick = asyncio.run(requests())
@@ -574,7 +577,8 @@ def test_a_run_beyond_the_places_that_ends_lets_a_run_holding_the_worker_go_ther
         return await one("short", 0.0, "print('s')", False)
 
     async def requests() -> list:
-        return await asyncio.gather(one("place", 0.0, BURN_CPU.format(s=3.0)), one("beyond", 0.4, BURN_CPU.format(s=0.6)),
+        return await asyncio.gather(one("place", 0.0, BURN_CPU.format(s=3.0)),
+                                    one("beyond", 0.4, BURN_CPU.format(s=0.6)),
                                     one("held", 0.8, BURN_CPU.format(s=3.0)), short())
 
     try:

@@ -64,7 +64,8 @@ def confirm_case(executor: Executor, problem: Problem, candidate: Candidate, cas
     fault of the confirmation leaves the first verdict standing."""
     kind = first.verdict.kind
     slowdown = first.outcome.speed.mean if first.outcome is not None else 0.0
-    if not confirmable(kind, first.borderline, first.undercredited, slowdown, first.starved):  # (no record made only to ask)
+    # (no record made only to ask)
+    if not confirmable(kind, first.borderline, first.undercredited, slowdown, first.starved):
         return first, ""
     try:
         with alone():

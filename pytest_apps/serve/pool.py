@@ -213,18 +213,15 @@ class Pool:
                 else:
                     run.step()
             elif self._parked:
-                self._place(self._parked.popleft(), now)
+                run = self._parked.popleft()
+                with self._lock:
+                    if not run.done and run.executor is not None:
+                        run.executor.resume()
+                run.aside_at = now
+                self._aside.append(run)
             else:
                 break
         self._free_a_worker(now)  # (a run beyond the places took one: a run held may go there)
-
-    def _place(self, run: _Run, now: float) -> None:
-        """Resume a parked run in a place beside the workers (in the loop)."""
-        with self._lock:
-            if not run.done and run.executor is not None:
-                run.executor.resume()
-        run.aside_at = now
-        self._aside.append(run)
 
     def _ask_to_park(self, loop: asyncio.AbstractEventLoop) -> None:
         """Ask the executor of the run aside longest (for `park_after` seconds or more) to park it, so that a run
@@ -380,7 +377,8 @@ class Pool:
         return len(self._aside)
 
     def _kept(self) -> int:
-        """Executors the pool keeps: one per worker, per run aside and per run parked, and `standby` more."""
+        """Executors the pool keeps: one per worker, per run aside, per run parked and per run beyond the places, and
+        `standby` more."""
         return self.workers + self.aside + self.parked() + self.beyond() + self.standby
 
     def held(self) -> int:
